@@ -1,0 +1,133 @@
+"""The rule catalog: one YAML file per concept under rules/catalog/<group>/<id>.yml."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .rulesdata import DataError, load_validated, rules_root
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    group: str
+    codes: dict[str, str]
+    severity: str
+    title: str
+    summary: str
+    impact: str
+    action: str
+    trigger: str
+    fp_check: str
+    detector: str
+    examples: tuple[dict[str, str], ...] = ()
+    languages: tuple[str, ...] = ()
+    families: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+    subtypes: tuple[str, ...] = ()
+    source: str = ""
+
+    def code_for(self, profile: str, fallback: str | None = None) -> str:
+        return self.codes.get(profile) or (self.codes.get(fallback) if fallback else None) or self.id
+
+    def applies_to(self, profile: str) -> bool:
+        return not self.profiles or profile in self.profiles
+
+
+@dataclass(frozen=True)
+class Family:
+    id: str
+    description: str
+    when: dict[str, Any]
+    rules: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ()
+
+
+@dataclass
+class Catalog:
+    rules: dict[str, Rule]
+    families: dict[str, Family] = field(default_factory=dict)
+
+    def rules_of_family(self, family: str) -> list[str]:
+        listed = [r.id for r in self.rules.values() if family in r.families]
+        extra = list(self.families[family].rules) if family in self.families else []
+        return sorted(set(listed) | set(extra))
+
+
+def _rule_from(data: dict[str, Any], source: Path) -> Rule:
+    return Rule(
+        id=data["id"], group=data["group"], codes=dict(data.get("codes") or {}),
+        severity=data["severity"], title=data["title"], summary=data["summary"],
+        impact=data["impact"], action=data["action"], trigger=data["trigger"],
+        fp_check=data["fp_check"], detector=data["detector"],
+        examples=tuple(data.get("examples") or ()), languages=tuple(data.get("languages") or ()),
+        families=tuple(data.get("families") or ()), profiles=tuple(data.get("profiles") or ()),
+        subtypes=tuple(data.get("subtypes") or ()), source=str(source),
+    )
+
+
+def load_rules(directory: Path) -> dict[str, Rule]:
+    rules: dict[str, Rule] = {}
+    problems: list[str] = []
+    for path in sorted(directory.rglob("*.yml")):
+        try:
+            data = load_validated(path, "rule")
+        except DataError as exc:
+            problems.append(str(exc))
+            continue
+        if path.stem != data["id"]:
+            problems.append(f"{path}: id: '{data['id']}' does not match the file name")
+        elif data["id"] in rules:
+            problems.append(f"{path}: id: '{data['id']}' is also defined in {rules[data['id']].source}")
+        else:
+            rules[data["id"]] = _rule_from(data, path)
+    if problems:
+        raise DataError("\n".join(problems))
+    return rules
+
+
+def load_families(path: Path) -> dict[str, Family]:
+    if not path.exists():
+        return {}
+    data = load_validated(path, "families")
+    families: dict[str, Family] = {}
+    for i, item in enumerate(data["families"]):
+        for key, pattern in _regexes(item["when"]):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise DataError(f"{path}: families.{i}.when.{key}: bad regex {pattern!r}: {exc}") from exc
+        families[item["id"]] = Family(
+            id=item["id"], description=item["description"], when=item["when"],
+            rules=tuple(item.get("rules") or ()), profiles=tuple(item.get("profiles") or ()),
+        )
+    return families
+
+
+def _regexes(condition: dict[str, Any]):
+    for key, value in condition.items():
+        if key == "any":
+            for sub in value:
+                yield from _regexes(sub)
+        elif key == "added_in":
+            yield from _regexes(value)
+        elif isinstance(value, str):
+            yield key, value
+        elif isinstance(value, list):
+            for v in value:
+                yield key, v
+
+
+def load_catalog(extra_dirs: tuple[Path, ...] = ()) -> Catalog:
+    root = rules_root()
+    rules = load_rules(root / "catalog")
+    for extra in extra_dirs:
+        for rule_id, rule in load_rules(extra).items():
+            rules[rule_id] = rule  # a repository's own rule of the same id replaces ours
+    catalog = Catalog(rules=rules, families=load_families(root / "families.yml"))
+    unknown = sorted({f for r in rules.values() for f in r.families} - set(catalog.families))
+    if catalog.families and unknown:
+        raise DataError(f"{root / 'families.yml'}: families named by rules but not defined: {', '.join(unknown)}")
+    return catalog

@@ -1,0 +1,114 @@
+"""Command line: `pr-review review|demo|rules|explain|stats`."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+
+
+class UsageError(Exception):
+    """Unusable arguments; reported as one line with exit status 2."""
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pr-review", description="Advisory review of a GPU-kernel pull request.")
+    parser.add_argument("--version", action="version", version=f"pr-review {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    review = sub.add_parser("review", help="review HEAD (or --head) against the base branch")
+    review.add_argument("--repo", default=".", help="git repository (default: .)")
+    review.add_argument("--base", help="base ref (default: origin/HEAD, else main/master)")
+    review.add_argument("--head", default="HEAD", help="head ref (default: HEAD)")
+    review.add_argument("--title", default="", help="PR title")
+    review.add_argument("--body-file", help="file holding the PR description")
+    review.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], help="override auto-detection")
+    review.add_argument("--format", choices=["text", "markdown", "json", "sarif"], default="text")
+    review.add_argument("--language", choices=["en", "zh"], default="en", help="Markdown language")
+    review.add_argument("--output", help="write the report here instead of stdout")
+    review.add_argument("--remote", default="origin", help="remote to fetch a missing base/head from")
+
+    sub.add_parser("demo", help="review a throw-away repository with real defects and print the result")
+
+    rules = sub.add_parser("rules", help="list the rule catalog for a profile")
+    rules.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], default="aiter")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed a one-line usage error
+        return 2 if exc.code else 0
+    try:
+        if args.command == "review":
+            return _review(args)
+        if args.command == "demo":
+            from .demo import run_demo
+            return run_demo(sys.stdout)
+        if args.command == "rules":
+            return _rules(args)
+    except UsageError as exc:
+        print(f"pr-review: {exc}", file=sys.stderr)
+        return 2
+    return 2
+
+
+def _review(args: argparse.Namespace) -> int:
+    from .git import GitError
+    from .model import PRInfo
+    from .pipeline import ReviewRequest, review
+    from .rulesdata import DataError
+
+    if not Path(args.repo).is_dir():
+        raise UsageError(f"--repo {args.repo}: no such directory")
+    body = ""
+    if args.body_file:
+        try:
+            body = Path(args.body_file).read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"--body-file {args.body_file}: {exc.strerror}") from exc
+    request = ReviewRequest(repo_dir=args.repo, base=args.base, head=args.head,
+                            pr=PRInfo(title=args.title, body=body), profile=args.profile, remote=args.remote)
+    try:
+        report = review(request)
+    except GitError as exc:
+        raise UsageError(str(exc)) from exc
+    except DataError as exc:
+        print(f"pr-review: the rule data is broken: {exc}", file=sys.stderr)
+        return 2
+    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty())
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def render(report, fmt: str, language: str = "en", color: bool = False) -> str:
+    from .catalog import load_catalog
+    from .report.render import render_json, render_markdown, render_sarif, render_text
+
+    if fmt == "json":
+        return render_json(report)
+    if fmt == "markdown":
+        return render_markdown(report, language)
+    if fmt == "sarif":
+        return render_sarif(report, load_catalog())
+    return render_text(report, color=color and not os.environ.get("NO_COLOR"))
+
+
+def _rules(args: argparse.Namespace) -> int:
+    from .catalog import load_catalog
+    from .profiles import load_profiles
+
+    catalog = load_catalog()
+    profile = load_profiles()[args.profile]
+    for rule in sorted(catalog.rules.values(), key=lambda r: (r.group, r.id)):
+        if rule.applies_to(profile.name):
+            code = rule.code_for(profile.name, profile.code_fallback)
+            print(f"{rule.id:34} {code:6} {rule.severity:6} {rule.title}")
+    return 0

@@ -1,0 +1,140 @@
+"""Derivation: which families the diff fires, and so which rules a reviewer must adjudicate.
+
+Conditions are data (rules/families.yml and the profiles' PR-type tables); each fired family
+keeps the exact path/line/title that fired it, so the checklist can say why a rule is on it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .catalog import Catalog
+from .git.diff import ChangedFile
+from .model import ChecklistItem
+from .profiles import Profile
+from .triage import FileCode
+
+
+@dataclass
+class Facts:
+    """What conditions are evaluated over: paths, code lines and the title."""
+
+    paths: list[str]
+    new_paths: list[str]
+    changed_paths: list[str]  # modified (not new) files with code changes
+    added: list[tuple[str, int, str]]
+    deleted: list[tuple[str, int, str]]
+    title: str
+
+    @classmethod
+    def build(cls, files: list[ChangedFile], code: dict[str, FileCode], title: str) -> "Facts":
+        return cls(
+            paths=[f.path for f in files],
+            new_paths=[f.path for f in files if f.is_new],
+            changed_paths=[f.path for f in files if not f.is_new and (code[f.path].added or code[f.path].removed)],
+            added=[(f.path, n, t) for f in files for n, t in code[f.path].added],
+            deleted=[(f.path, n, t) for f in files for n, t in code[f.path].removed],
+            title=title,
+        )
+
+
+@lru_cache(maxsize=4096)
+def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+def _patterns(value: str | list[str], flags: int = 0) -> list[re.Pattern[str]]:
+    return [_compile(v, flags) for v in ([value] if isinstance(value, str) else value)]
+
+
+def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
+    return next((item for item in items for p in patterns if p.search(item)), None)
+
+
+def _first_line(patterns, lines, path_patterns=None) -> str | None:
+    for path, n, text in lines:
+        if path_patterns and not any(p.search(path) for p in path_patterns):
+            continue
+        if any(p.search(text) for p in patterns):
+            return f"{path}:{n}: {text.strip()[:120]}"
+    return None
+
+
+def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
+    """The evidence strings when every key of `condition` holds, else None."""
+    evidence: list[str] = []
+    for key, value in condition.items():
+        hit: str | None
+        if key == "path":
+            hit = _first(_patterns(value), facts.paths)
+        elif key == "all_paths":
+            pats = _patterns(value)
+            hit = "all paths" if facts.paths and all(any(p.search(x) for p in pats) for x in facts.paths) else None
+        elif key == "new_path":
+            hit = _first(_patterns(value), facts.new_paths)
+            hit = f"new file {hit}" if hit else None
+        elif key == "changed_path":
+            hit = _first(_patterns(value), facts.changed_paths)
+        elif key == "added":
+            hit = _first_line(_patterns(value), facts.added)
+        elif key == "deleted":
+            hit = _first_line(_patterns(value), facts.deleted)
+            hit = f"deleted {hit}" if hit else None
+        elif key == "added_in":
+            hit = _first_line(_patterns(value["line"]), facts.added, _patterns(value["path"]))
+        elif key == "title":
+            hit = f"title: {facts.title}" if _first(_patterns(value, re.IGNORECASE), [facts.title]) else None
+        elif key == "not_added":
+            hit = None if _first_line(_patterns(value), facts.added) else "no such added line"
+        elif key == "top_dirs_at_least":
+            tops = sorted({p.split("/", 1)[0] for p in facts.paths})
+            hit = f"{len(tops)} top-level paths: {', '.join(tops[:6])}" if len(tops) >= value else None
+        elif key == "any":
+            hit = next((e[0] for sub in value if (e := evaluate(sub, facts))), None)
+        else:
+            raise ValueError(f"unknown condition key {key!r}")
+        if hit is None:
+            return None
+        evidence.append(hit)
+    return evidence
+
+
+def derive(facts: Facts, catalog: Catalog, profile: Profile, code_fallback: str | None,
+           runtime_surface: bool) -> tuple[dict[str, list[str]], list[ChecklistItem]]:
+    """Fired families (id → evidence) and the checklist of the rules they call for."""
+    fired: dict[str, list[str]] = {}
+    family_rules: dict[str, list[str]] = {}
+    for family in catalog.families.values():
+        if family.profiles and profile.name not in family.profiles:
+            continue
+        evidence = evaluate(family.when, facts)
+        if evidence is not None:
+            fired[family.id] = evidence
+            family_rules[family.id] = catalog.rules_of_family(family.id)
+    for pr_type in profile.data.get("pr_types") or []:
+        evidence = evaluate(pr_type["when"], facts)
+        if evidence is not None:
+            key = f"pr-type:{pr_type['id']}"
+            fired[key] = evidence
+            family_rules[key] = list(pr_type["rules"])
+    if not runtime_surface:
+        # Docs/CI/comment-only PRs: only rules that look at the description or housekeeping stay.
+        keep = {"housekeeping", "description", "process"}
+        family_rules = {k: [r for r in v if r in catalog.rules and catalog.rules[r].group in keep]
+                        for k, v in family_rules.items()}
+    items: dict[str, ChecklistItem] = {}
+    for family, rule_ids in family_rules.items():
+        for rule_id in rule_ids:
+            rule = catalog.rules.get(rule_id)
+            if rule is None or not rule.applies_to(profile.name):
+                continue
+            item = items.setdefault(rule_id, ChecklistItem(
+                rule=rule_id, code=rule.code_for(profile.name, code_fallback), title=rule.title,
+                families=[], derived_by=[]))
+            item.families.append(family)
+            for e in fired[family]:
+                if e not in item.derived_by:
+                    item.derived_by.append(e)
+    return fired, sorted(items.values(), key=lambda i: (catalog.rules[i.rule].group, i.rule))

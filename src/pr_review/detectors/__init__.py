@@ -1,0 +1,44 @@
+"""Detectors: small functions that decide catalog rules from the code.
+
+A detector names the rule ids it decides and yields `Finding`s; the engine fills in code,
+title and default severity from the catalog, applies the 🔴 gate and fingerprints.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..model import Finding
+from .base import ReviewInput
+
+DetectorFunc = Callable[[ReviewInput], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Detector:
+    name: str
+    rules: tuple[str, ...]
+    func: DetectorFunc
+
+
+REGISTRY: list[Detector] = []
+
+
+def detector(*rule_ids: str) -> Callable[[DetectorFunc], DetectorFunc]:
+    def register(func: DetectorFunc) -> DetectorFunc:
+        REGISTRY.append(Detector(func.__name__.replace("_", "-"), tuple(rule_ids), func))
+        return func
+    return register
+
+
+def all_detectors() -> list[Detector]:
+    """Import every detector module once (registration is by decorator) and return the registry."""
+    for info in pkgutil.iter_modules(__path__):
+        if info.name != "base":
+            importlib.import_module(f"{__name__}.{info.name}")
+    return REGISTRY
+
+
+__all__ = ["Detector", "ReviewInput", "all_detectors", "detector"]

@@ -1,0 +1,46 @@
+"""What a detector sees: the changed files, the profile, the PR, and read-only source access."""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from ..git.diff import ChangedFile
+from ..model import PRInfo
+from ..profiles import Profile
+from ..source import Source
+
+TEST_PATH = re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+
+
+@dataclass
+class ReviewInput:
+    files: list[ChangedFile]
+    profile: Profile
+    pr: PRInfo
+    source: Source
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    def changed(self, *languages: str, include_tests: bool = True) -> Iterator[ChangedFile]:
+        """Readable changed files on the head side, optionally of given languages."""
+        for f in self.files:
+            if f.status == "deleted" or f.skipped:
+                continue
+            if languages and f.language not in languages:
+                continue
+            if not include_tests and self.is_test(f.path):
+                continue
+            yield f
+
+    def is_test(self, path: str) -> bool:
+        return bool(TEST_PATH.search(path)) or self.profile.is_test(path)
+
+    def python_files(self, include_tests: bool = True) -> Iterator[tuple[ChangedFile, ast.Module]]:
+        """Changed Python files with added lines, parsed on the head side."""
+        for f in self.changed("python", include_tests=include_tests):
+            if not f.added:
+                continue
+            tree = self.source.python(f.path)
+            if tree is not None:
+                yield f, tree

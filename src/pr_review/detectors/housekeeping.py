@@ -1,0 +1,191 @@
+"""Housekeeping rules decided from Python and C++ syntax: sys.path mutation, unfinished code, env knobs."""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterable
+
+from ..lang import cpp
+from ..lang.python import comments, dotted_name, is_module_level, parent_map, string_constants
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+SYSPATH_CALLS = {"sys.path.insert", "sys.path.append", "sys.path.extend"}
+
+
+@detector("syspath-mutation")
+def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False):
+        added = f.added_lines
+        parents = parent_map(tree)
+        base_calls = _syspath_call_texts(review.source.python(f.old_path or f.path, "base"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and dotted_name(node.func) in SYSPATH_CALLS):
+                continue
+            if node.lineno not in added or not is_module_level(node, parents):
+                continue
+            call = ast.unparse(node)
+            if call in base_calls:
+                continue  # the same mutation already ran at import time on base: moved, not new
+            yield Finding(
+                rule="syspath-mutation", path=f.path, line=node.lineno,
+                problem=f"`{call}` runs at import time of `{f.path}`.",
+                impact="Every process that imports this module gets a changed module search path, "
+                       "so a same-named module elsewhere can shadow the intended one.",
+                action="Author must import through the package (relative or absolute import) "
+                       "instead of editing sys.path, or confine it to a script entry point.",
+                trigger=f"importing {f.path} executes {call}",
+                evidence=[Evidence(f.path, node.lineno, call)],
+            )
+
+
+def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
+    if tree is None:
+        return set()
+    return {ast.unparse(n) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and dotted_name(n.func) in SYSPATH_CALLS}
+
+
+TODO_MARK = re.compile(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
+
+
+@detector("incomplete-code")
+def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed("python", "cpp", include_tests=False):
+        if not f.added:
+            continue
+        text = review.source.text(f.path)
+        if text is None:
+            continue
+        removed_texts = {_norm(t) for _, t in f.removed}
+        added = f.added_lines
+        if f.language == "python":
+            marks = [(line, line, c) for line, c in comments(text)]
+        else:
+            marks = [(a, b, c.lstrip("/*! ").rstrip("*/ ")) for a, b, c in cpp.comments(cpp.parse(text))]
+        lines = text.splitlines()
+        for first, last, comment in marks:
+            if not TODO_MARK.match(comment) or first not in added:
+                continue
+            if _norm(lines[first - 1]) in removed_texts or any(_norm(comment) in t for t in removed_texts):
+                continue  # the same note was already there and only its line was edited
+            yield Finding(
+                rule="incomplete-code", path=f.path, line=first, end_line=last,
+                problem=f"New deferred-work note in code the PR adds: `{comment[:160]}`.",
+                impact="The note marks a path the PR ships unfinished; callers reach it with no warning.",
+                action="Author must finish the path, or make it fail loudly for the unsupported case "
+                       "and track the rest in an issue.",
+                tag="verified",
+            )
+        if f.language == "python":
+            tree = review.source.python(f.path)
+            if tree is not None:
+                yield from _stub_bodies(f.path, tree, added)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _stub_bodies(path: str, tree: ast.Module, added: set[int]) -> Iterable[Finding]:
+    """A new function or branch whose whole body is `pass` or `raise NotImplementedError`."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            if node.lineno not in added or _is_interface(node, tree):
+                continue
+            bodies = [("function", node.name, node.body)]
+        elif isinstance(node, ast.If):
+            bodies = [("branch", ast.unparse(node.test)[:80], node.body)]
+            if node.orelse and not isinstance(node.orelse[0], ast.If):
+                bodies.append(("else branch", ast.unparse(node.test)[:80], node.orelse))
+        else:
+            continue
+        for kind, name, body in bodies:
+            stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(stmts) != 1 or stmts[0].lineno not in added:
+                continue
+            stmt = stmts[0]
+            what = _stub_kind(stmt)
+            if what is None or (kind != "function" and what == "raise NotImplementedError"):
+                continue  # an unsupported-case raise in one branch is a guard, not a stub
+            yield Finding(
+                rule="incomplete-code", path=path, line=stmt.lineno,
+                problem=f"The new {kind} `{name}` has only `{what}` as its body.",
+                impact="Callers that reach it silently do nothing" if what == "pass"
+                else "Callers that reach it fail at run time with NotImplementedError",
+                action="Author must implement it or remove it until it is needed.",
+            )
+
+
+def _stub_kind(stmt: ast.stmt) -> str | None:
+    if isinstance(stmt, ast.Pass):
+        return "pass"
+    if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+        exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+        if dotted_name(exc) == "NotImplementedError":
+            return "raise NotImplementedError"
+    return None
+
+
+def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+    """Abstract methods, protocol/overload stubs and methods of ABC/Protocol classes are meant to be empty."""
+    decorators = {dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] for d in func.decorator_list}
+    if decorators & {"abstractmethod", "overload", "abstractproperty"}:
+        return True
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and func in cls.body:
+            bases = {dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases}
+            return bool(bases & {"ABC", "Protocol", "ABCMeta"})
+    return False
+
+
+ENV_READS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
+
+
+@detector("env-var-knob")
+def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
+    prefixes = tuple(review.profile.env_prefixes)
+    if not prefixes:
+        return
+    registry = set(review.profile.env_registry)
+    for f, tree in review.python_files(include_tests=False):
+        if f.path in registry or re.search(r"(^|/)(bench\w*|profil\w*|scripts?)/", f.path):
+            continue  # the registry is where knobs belong; benchmark helpers are not runtime
+        constants = string_constants(tree)
+        added = f.added_lines
+        for node, name in _env_reads(tree, constants):
+            if node.lineno not in added or not name.startswith(prefixes):
+                continue
+            if review.source.grep(re.escape(name), "base", fixed=False, word=True, files_only=True):
+                continue  # the knob already exists on base: a moved or repeated read, not a new knob
+            registered = [p for p in registry if review.source.grep(re.escape(name), "head", (p,), files_only=True)]
+            if registry and registered:
+                continue  # registered in the project's env registry, as its rules ask
+            where = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
+            yield Finding(
+                rule="env-var-knob", path=f.path, line=node.lineno,
+                problem=f"New environment knob `{name}` is read here{where}.",
+                impact="A knob changes behaviour invisibly per process; untested settings and "
+                       "stale knobs accumulate, and users cannot discover it.",
+                action="Author must justify the knob (or drive the choice from config/arguments), "
+                       + ("register it in the env registry, " if registry else "")
+                       + "document it, and test both settings.",
+                evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:120])],
+            )
+
+
+def _env_reads(tree: ast.Module, constants: dict[str, str]) -> Iterable[tuple[ast.AST, str]]:
+    for node in ast.walk(tree):
+        key: ast.AST | None = None
+        if isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS and node.args:
+            key = node.args[0]
+        elif isinstance(node, ast.Subscript) and dotted_name(node.value) in {"os.environ", "environ"} \
+                and isinstance(node.ctx, ast.Load):
+            key = node.slice
+        if key is None:
+            continue
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            yield node, key.value
+        elif isinstance(key, ast.Name) and key.id in constants:
+            yield node, constants[key.id]

@@ -1,0 +1,77 @@
+"""File contents at a revision through one long-lived `git cat-file --batch` process."""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_SIZE_CAP = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Blob:
+    text: str | None  # None when not readable as text; `reason` says why
+    reason: str = ""
+
+
+class CatFile:
+    def __init__(self, root: str | Path, size_cap: int = DEFAULT_SIZE_CAP):
+        self.root = str(root)
+        self.size_cap = size_cap
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._cache: dict[tuple[str, str], Blob] = {}
+
+    def _process(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            self._proc = subprocess.Popen(
+                ["git", "-C", self.root, "cat-file", "--batch"],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            )
+        return self._proc
+
+    def read(self, rev: str, path: str) -> Blob:
+        key = (rev, path)
+        if key not in self._cache:
+            self._cache[key] = self._read(rev, path)
+        return self._cache[key]
+
+    def text(self, rev: str, path: str) -> str | None:
+        return self.read(rev, path).text
+
+    def _read(self, rev: str, path: str) -> Blob:
+        if "\n" in path:
+            return Blob(None, "path contains a newline")
+        proc = self._process()
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(f"{rev}:{path}\n".encode("utf-8", "surrogateescape"))
+        proc.stdin.flush()
+        header = proc.stdout.readline().decode("utf-8", "replace").split()
+        if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
+            return Blob(None, "not present at this revision")
+        _, kind, size_text = header
+        size = int(size_text)
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)  # the newline after each object
+        if kind != "blob":
+            return Blob(None, f"is a {kind}, not a file")
+        if size > self.size_cap:
+            return Blob(None, f"larger than the {self.size_cap // 1024} KB cap ({size // 1024} KB)")
+        if b"\0" in data[:8000]:
+            return Blob(None, "binary content")
+        try:
+            return Blob(data.decode("utf-8"))
+        except UnicodeDecodeError:
+            return Blob(None, "not UTF-8 text")
+
+    def close(self) -> None:
+        if self._proc and self._proc.poll() is None:
+            assert self._proc.stdin
+            self._proc.stdin.close()
+            self._proc.wait(timeout=5)
+        self._proc = None
+
+    def __enter__(self) -> "CatFile":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,151 @@
+"""The data that flows between pipeline stages (design.md §4).
+
+Every stage takes and returns these plain dataclasses; nothing here talks to git or GitHub.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Severity = Literal["high", "medium", "low"]
+Tag = Literal["verified", "inferred"]
+
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+SEVERITY_ICON = {"high": "🔴", "medium": "⚠️", "low": "📝"}
+
+
+@dataclass
+class Evidence:
+    """A file:line pointer with a short snippet backing a finding."""
+
+    path: str
+    line: int | None
+    snippet: str = ""
+    side: Literal["head", "base"] = "head"
+
+
+@dataclass
+class Finding:
+    rule: str
+    path: str
+    line: int | None
+    problem: str
+    impact: str = ""
+    action: str = ""
+    trigger: str | None = None
+    tag: Tag = "verified"
+    end_line: int | None = None
+    severity: Severity | None = None  # None: the catalog's default for the rule
+    evidence: list[Evidence] = field(default_factory=list)
+    # Filled in by the engine after the detector ran:
+    code: str = ""
+    title: str = ""
+    fingerprint: str = ""
+    anchor: str = "added"  # added | hunk | file | elsewhere (design.md §10: annotate, don't drop)
+    line_text: str = ""  # the head-side line the finding sits on, for the fingerprint
+    notes: list[str] = field(default_factory=list)
+    new: bool | None = None  # since the previous review of this PR, when known
+
+    def compute_fingerprint(self) -> str:
+        normalised = re.sub(r"\s+", " ", self.line_text).strip()
+        raw = f"{self.rule}\0{self.path}\0{normalised}\0{self.problem if not normalised else ''}"
+        return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+@dataclass
+class ChecklistItem:
+    """A derived rule for the human reviewer, with what derived it and any detector verdict."""
+
+    rule: str
+    code: str
+    title: str
+    families: list[str]
+    derived_by: list[str]  # "path:line: text" or "path" or "title: …"
+    verdict: Literal["FIRE", "CLEAR", "N/A", "OPEN"] = "OPEN"
+    reason: str = ""
+
+
+@dataclass
+class CoreFile:
+    path: str
+    tier: int
+    status: Literal["COVERED", "GAP", "N/A"]
+    reason: str
+    callers: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CIVerdict:
+    name: str
+    conclusion: str
+    classification: str
+    evidence: str = ""
+    url: str = ""
+
+
+@dataclass
+class NotChecked:
+    path: str
+    reason: str
+
+
+@dataclass
+class PRInfo:
+    number: int | None = None
+    title: str = ""
+    body: str = ""
+    labels: list[str] = field(default_factory=list)
+    author: str = ""
+    state: str = ""
+    merged: bool | None = None
+    url: str = ""
+
+
+@dataclass
+class Report:
+    schema: int
+    engine_version: str
+    repo: str
+    profile: str
+    base_ref: str
+    base_sha: str
+    merge_base: str
+    head_sha: str
+    pr: PRInfo
+    summary: list[str]  # what the PR does, from the diff
+    runtime_surface: bool
+    runtime_reason: str
+    stale: str | None  # None: applies to base tip; else a sentence
+    findings: list[Finding]
+    checklist: list[ChecklistItem]
+    core_files: list[CoreFile]
+    ci: list[CIVerdict]
+    not_checked: list[NotChecked]
+    notes: list[str]
+    stats: dict[str, Any]
+    timings: dict[str, float]
+    validation: dict[str, Any] | None = None
+
+    @property
+    def verdict(self) -> str:
+        """✅ LGTM / ⚠️ NEEDS WORK / 🔴 BLOCK, by the seed's verdict rules (advisory)."""
+        severities = {f.severity for f in self.findings}
+        if "high" in severities:
+            return "BLOCK"
+        if "medium" in severities:
+            return "NEEDS WORK"
+        return "LGTM"
+
+    def counts(self) -> dict[str, int]:
+        out = {"high": 0, "medium": 0, "low": 0}
+        for f in self.findings:
+            out[f.severity or "medium"] += 1
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["verdict"] = self.verdict
+        data["counts"] = self.counts()
+        return data

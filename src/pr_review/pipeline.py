@@ -1,0 +1,223 @@
+"""The review pipeline (design.md §2): context → diff → triage → derivation → evidence →
+detectors → gate → CI classification → validation → report. Each stage takes plain data and
+returns plain data; only this module sequences them."""
+from __future__ import annotations
+
+import tempfile
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from . import __version__
+from .catalog import Catalog, load_catalog, load_rules
+from .config import CONFIG_PATH, RepoConfig, parse_config
+from .derivation import Facts, derive
+from .detectors import ReviewInput, all_detectors
+from .gate import finalize, not_checked_files
+from .git import CatFile, Repo, parse_diff
+from .git.diff import ChangedFile
+from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER
+from .profiles import Profile, detect_profile, load_profiles
+from .source import Source
+from .triage import triage as run_triage
+
+REPORT_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    repo_dir: str
+    base: str | None = None  # default: the repository's default branch
+    head: str = "HEAD"
+    pr: PRInfo = field(default_factory=PRInfo)
+    profile: str | None = None  # override; default: repository config, then auto-detection
+    remote: str | None = "origin"  # where a missing base/head is fetched from
+    base_tip: str | None = None  # current tip of the base branch, for the staleness check
+    repo_name: str = ""
+    size_cap: int = 2 * 1024 * 1024
+
+
+@dataclass
+class Context:
+    repo: Repo
+    source: Source
+    base_ref: str
+    base_sha: str
+    merge_base: str
+    head_sha: str
+    profile: Profile
+    catalog: Catalog
+    config: RepoConfig
+    notes: list[str]
+
+
+class Timer:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round(time.perf_counter() - start, 4)
+
+
+def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Context:
+    repo = Repo.open(request.repo_dir)
+    remote = request.remote if request.remote in repo.remotes() else None
+    base_ref = request.base or repo.default_branch()
+    head_sha = repo.ensure_commit(request.head, remote)
+    base_sha = repo.ensure_commit(base_ref, remote)
+    merge_base = repo.find_merge_base(base_sha, head_sha, remote)
+    catfile = CatFile(repo.root, request.size_cap)
+    catfile_holder.append(catfile)
+    source = Source(repo, catfile, merge_base, head_sha)
+    profiles = load_profiles()
+    catalog = load_catalog()
+    notes = [f"git: {line}" for line in repo.fetch_log]
+    config = parse_config(source.text(CONFIG_PATH, "base"), f"{CONFIG_PATH} (base side)",
+                          set(catalog.rules), set(profiles))
+    notes += list(config.messages)
+    if config.rule_dirs:
+        _add_repository_rules(catalog, source, config.rule_dirs, notes)
+    name = request.profile or config.profile or detect_profile(profiles, lambda p: source.exists(p, "head"))
+    if name not in profiles:
+        raise ValueError(f"unknown profile '{name}' (choose from {', '.join(sorted(profiles))})")
+    return Context(repo, source, base_ref, base_sha, merge_base, head_sha, profiles[name], catalog, config, notes)
+
+
+def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...], notes: list[str]) -> None:
+    """Rule files a repository keeps in its own tree, read from the base side like its config."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for directory in dirs:
+            for path in source.files("base", (directory,)):
+                text = source.text(path, "base")
+                if path.endswith(".yml") and text is not None:
+                    target = Path(tmp, path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text, encoding="utf-8")
+        try:
+            extra = load_rules(Path(tmp))
+        except Exception as exc:  # a bad repository rule must not stop the review
+            notes.append(f"repository rules not loaded: {exc}")
+            return
+        catalog.rules.update(extra)
+        if extra:
+            notes.append(f"loaded {len(extra)} repository rule(s) from {', '.join(dirs)}")
+
+
+def read_diff(ctx: Context) -> list[ChangedFile]:
+    text = ctx.repo.git(
+        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/", "--dst-prefix=b/",
+        ctx.merge_base, ctx.head_sha,
+    ).decode("utf-8", "surrogateescape")
+    files = parse_diff(text)
+    return [f for f in files if not ctx.config.excluded(f.path)]
+
+
+def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tuple[list[Finding], dict[str, str]]:
+    """All detectors whose rules apply to the profile; returns findings and, per decided rule, what was scanned."""
+    findings: list[Finding] = []
+    decided: dict[str, str] = {}
+    for det in all_detectors():
+        rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)]
+        if not rules:
+            continue
+        try:
+            produced = list(det.func(review))
+        except Exception as exc:  # one broken detector must not cost the whole review
+            notes.append(f"detector {det.name} failed and was skipped: {type(exc).__name__}: {exc}")
+            continue
+        findings.extend(produced)
+        for rule in rules:
+            decided[rule] = det.name
+    return findings, decided
+
+
+def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], decided: dict[str, str],
+                   files: list[ChangedFile]) -> None:
+    scanned = ", ".join(f.path for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    for item in checklist:
+        hits = [f for f in findings if f.rule == item.rule]
+        if hits:
+            item.verdict = "FIRE"
+            item.reason = "; ".join(f"{h.path}:{h.line}" for h in hits[:5])
+        elif item.rule in decided:
+            item.verdict = "CLEAR"
+            item.reason = f"detector {decided[item.rule]} read {scanned} and found no instance"
+
+
+def describe(files: list[ChangedFile]) -> list[str]:
+    """What the PR does, from the diff: counts by status and the directories it touches."""
+    if not files:
+        return ["The PR changes no files."]
+    by_status: dict[str, int] = {}
+    for f in files:
+        by_status[f.status] = by_status.get(f.status, 0) + 1
+    added = sum(len(f.added) for f in files)
+    removed = sum(len(f.removed) for f in files)
+    dirs: dict[str, int] = {}
+    for f in files:
+        d = f.path.rsplit("/", 1)[0] if "/" in f.path else "."
+        dirs[d] = dirs.get(d, 0) + 1
+    top = sorted(dirs.items(), key=lambda kv: -kv[1])[:5]
+    return [
+        f"{len(files)} file(s) ({', '.join(f'{n} {s}' for s, n in sorted(by_status.items()))}), +{added}/−{removed} lines.",
+        "Touches " + ", ".join(f"`{d}` ({n})" for d, n in top) + ("" if len(dirs) <= 5 else f" and {len(dirs) - 5} more directories") + ".",
+    ]
+
+
+def review(request: ReviewRequest) -> Report:
+    timer = Timer()
+    holder: list[CatFile] = []
+    try:
+        with timer.stage("context"):
+            ctx = build_context(request, holder)
+        with timer.stage("diff"):
+            files = read_diff(ctx)
+        with timer.stage("triage"):
+            tri = run_triage(files, ctx.source, ctx.profile, ctx.repo, request.base_tip)
+        if CONFIG_PATH in {f.path for f in files}:
+            ctx.notes.append(f"This PR edits {CONFIG_PATH}; the review used the base side's version.")
+        with timer.stage("derivation"):
+            facts = Facts.build(files, tri.code, request.pr.title)
+            fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback, tri.runtime_surface)
+        review_input = ReviewInput(files=files, profile=ctx.profile, pr=request.pr, source=ctx.source,
+                                   evidence={"code": tri.code, "families": fired})
+        with timer.stage("detectors"):
+            raw, decided = run_detectors(review_input, ctx.catalog, ctx.notes)
+        with timer.stage("gate"):
+            findings, reasonless = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
+                                            ctx.source, set(ctx.config.disable), ctx.config.severity)
+            findings += reasonless
+            findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
+            apply_verdicts(checklist, findings, decided, files)
+        not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
+        return Report(
+            schema=REPORT_SCHEMA, engine_version=__version__, repo=request.repo_name or ctx.repo.root.name,
+            profile=ctx.profile.name, base_ref=ctx.base_ref, base_sha=ctx.base_sha, merge_base=ctx.merge_base,
+            head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
+            runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale,
+            findings=findings, checklist=checklist, core_files=[], ci=[], not_checked=_dedupe(not_checked),
+            notes=ctx.notes,
+            stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
+                   "catalog_rules": len(ctx.catalog.rules)},
+            timings=timer.timings,
+        )
+    finally:
+        for catfile in holder:
+            catfile.close()
+
+
+def _dedupe(items: list[NotChecked]) -> list[NotChecked]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for item in items:
+        if (item.path, item.reason) not in seen:
+            seen.add((item.path, item.reason))
+            out.append(item)
+    return out

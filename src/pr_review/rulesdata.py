@@ -1,0 +1,48 @@
+"""Where the shipped rule data lives, and schema validation that names the file and field at fault."""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+
+def rules_root() -> Path:
+    """`rules/` inside the installed package, else at the top of a source checkout."""
+    packaged = Path(__file__).parent / "rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "rules"
+
+
+class DataError(Exception):
+    """A rule, family, profile or config file is malformed; the message names file and field."""
+
+
+@lru_cache(maxsize=None)
+def validator(name: str) -> Draft202012Validator:
+    schema = json.loads((rules_root() / "schema" / f"{name}.schema.json").read_text())
+    return Draft202012Validator(schema)
+
+
+def schema_errors(data: Any, schema: str, source: str) -> list[str]:
+    errors = sorted(validator(schema).iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [f"{source}: {'.'.join(str(p) for p in e.absolute_path) or '<top level>'}: {e.message}" for e in errors]
+
+
+def load_yaml(path: Path) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
+
+
+def load_validated(path: Path, schema: str) -> Any:
+    data = load_yaml(path)
+    errors = schema_errors(data, schema, str(path))
+    if errors:
+        raise DataError("\n".join(errors))
+    return data
