@@ -126,6 +126,7 @@ class Report:
     notes: list[str]
     stats: dict[str, Any]
     timings: dict[str, float]
+    evidence: dict[str, list[str]] = field(default_factory=dict)  # artifact name → reviewer-readable lines
     validation: dict[str, Any] | None = None
 
     @property

@@ -15,6 +15,7 @@ from .catalog import Catalog, load_catalog, load_rules
 from .config import CONFIG_PATH, RepoConfig, parse_config
 from .derivation import Facts, derive
 from .detectors import ReviewInput, all_detectors
+from .evidence import collect
 from .gate import finalize, not_checked_files
 from .git import CatFile, Repo, parse_diff
 from .git.diff import ChangedFile
@@ -187,7 +188,10 @@ def review(request: ReviewRequest) -> Report:
             facts = Facts.build(files, tri.code, request.pr.title)
             fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback, tri.runtime_surface)
         review_input = ReviewInput(files=files, profile=ctx.profile, pr=request.pr, source=ctx.source,
-                                   evidence={"code": tri.code, "families": fired})
+                                   code=tri.code, families=fired)
+        with timer.stage("evidence"):
+            artifacts = collect(review_input, ctx.notes)
+            review_input.evidence = {name: a.data for name, a in artifacts.items()}
         with timer.stage("detectors"):
             raw, decided = run_detectors(review_input, ctx.catalog, ctx.notes)
         with timer.stage("gate"):
@@ -203,7 +207,7 @@ def review(request: ReviewRequest) -> Report:
             head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
             runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale,
             findings=findings, checklist=checklist, core_files=[], ci=[], not_checked=_dedupe(not_checked),
-            notes=ctx.notes,
+            notes=ctx.notes, evidence={name: a.lines for name, a in artifacts.items()},
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
             timings=timer.timings,

@@ -10,6 +10,7 @@ from ..git.diff import ChangedFile
 from ..model import PRInfo
 from ..profiles import Profile
 from ..source import Source
+from ..triage import FileCode
 
 TEST_PATH = re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
@@ -20,7 +21,9 @@ class ReviewInput:
     profile: Profile
     pr: PRInfo
     source: Source
-    evidence: dict[str, Any] = field(default_factory=dict)
+    code: dict[str, FileCode] = field(default_factory=dict)  # per path: added/removed lines that are code
+    families: dict[str, list[str]] = field(default_factory=dict)  # fired derivation families → evidence
+    evidence: dict[str, Any] = field(default_factory=dict)  # evidence artifacts' data, by name
 
     def changed(self, *languages: str, include_tests: bool = True) -> Iterator[ChangedFile]:
         """Readable changed files on the head side, optionally of given languages."""
