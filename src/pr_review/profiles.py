@@ -59,15 +59,17 @@ class Profile:
         return any(p.search(path) for p in self._test)
 
     def tier_entry(self, path: str) -> TierEntry | None:
-        """The most severe table entry matching `path` (exact entries win over regex ones)."""
-        exact = [t for t in self.tiers if not t.regex and t.matches(path)]
-        pattern = [t for t in self.tiers if t.regex and t.matches(path)]
-        matches = exact or pattern
-        return min(matches, key=lambda t: t.tier) if matches else None
+        """The table row for `path`: an exact row first, else the first pattern row that matches."""
+        exact = next((t for t in self.tiers if not t.regex and t.matches(path)), None)
+        return exact or next((t for t in self.tiers if t.regex and t.matches(path)), None)
 
-    @property
-    def test_dirs(self) -> list[str]:
-        return list(self.data.get("test_dirs") or [])
+    @cached_property
+    def _ci_tests(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in self.data.get("test_dirs") or []]
+
+    def ci_runs(self, path: str) -> bool:
+        """Whether the project's CI runs tests at `path` (profile `test_dirs` are path regexes)."""
+        return any(p.search(path) for p in self._ci_tests)
 
     @property
     def env_prefixes(self) -> list[str]:
