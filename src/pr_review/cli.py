@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -29,15 +30,31 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--language", choices=["en", "zh"], default="en", help="Markdown language")
     review.add_argument("--output", help="write the report here instead of stdout")
     review.add_argument("--remote", default="origin", help="remote to fetch a missing base/head from")
+    review.add_argument("--context-out", metavar="DIR",
+                        help="also write the derived rules' full text, evidence and tiers for a reviewer")
 
     sub.add_parser("demo", help="review a throw-away repository with real defects and print the result")
 
     rules = sub.add_parser("rules", help="list the rule catalog for a profile")
     rules.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], default="aiter")
+
+    explain = sub.add_parser("explain", help="print one rule in full")
+    explain.add_argument("rule_id")
+    explain.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], default="aiter")
+
+    stats = sub.add_parser("stats", help="derivation statistics over a range of first-parent commits")
+    stats.add_argument("--repo", default=".")
+    stats.add_argument("--range", dest="rev_range", required=True, help="e.g. HEAD~300..HEAD")
+    stats.add_argument("--limit", type=int, help="at most this many PRs (newest first)")
+    stats.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"])
+    stats.add_argument("--all-commits", action="store_true",
+                       help="count every first-parent commit, not only those whose subject ends in (#N)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `pr-review rules | head` ends quietly
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -51,6 +68,16 @@ def main(argv: list[str] | None = None) -> int:
             return run_demo(sys.stdout)
         if args.command == "rules":
             return _rules(args)
+        if args.command == "explain":
+            return _explain(args)
+        if args.command == "stats":
+            from .git import GitError, Repo
+            from .stats import run_stats
+            try:
+                Repo.open(args.repo)
+            except GitError as exc:
+                raise UsageError(str(exc)) from exc
+            return run_stats(args.repo, args.rev_range, sys.stdout, args.limit, args.profile, not args.all_commits)
     except UsageError as exc:
         print(f"pr-review: {exc}", file=sys.stderr)
         return 2
@@ -80,6 +107,10 @@ def _review(args: argparse.Namespace) -> int:
     except DataError as exc:
         print(f"pr-review: the rule data is broken: {exc}", file=sys.stderr)
         return 2
+    if args.context_out:
+        from .catalog import load_catalog
+        from .report.context import write_context
+        write_context(report, load_catalog(), Path(args.context_out))
     text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty())
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
@@ -112,3 +143,22 @@ def _rules(args: argparse.Namespace) -> int:
             code = rule.code_for(profile.name, profile.code_fallback)
             print(f"{rule.id:34} {code:6} {rule.severity:6} {rule.title}")
     return 0
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from .catalog import load_catalog
+    from .profiles import load_profiles
+
+    catalog = load_catalog()
+    rule = catalog.rules.get(args.rule_id)
+    if rule is None:
+        by_code = [r for r in catalog.rules.values() if args.rule_id in r.codes.values()]
+        if len(by_code) != 1:
+            raise UsageError(f"no rule '{args.rule_id}' (see `pr-review rules`)")
+        rule = by_code[0]
+    profile = load_profiles()[args.profile]
+    from .report.context import format_rule
+
+    print(format_rule(rule, rule.code_for(profile.name, profile.code_fallback)))
+    return 0
+

@@ -41,3 +41,19 @@ def comments(tree: Tree) -> list[tuple[int, int, str]]:
             text = node.text.decode("utf-8", "replace") if node.text else ""
             out.append((node.start_point[0] + 1, node.end_point[0] + 1, text))
     return out
+
+
+def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
+    """(first line, last line, name) of every function definition, 1-based."""
+    spans = []
+    for node in walk(tree.root_node):
+        if node.type != "function_definition":
+            continue
+        declarator = node.child_by_field_name("declarator")
+        while declarator is not None and declarator.type not in ("identifier", "field_identifier",
+                                                                   "qualified_identifier", "operator_name",
+                                                                   "destructor_name"):
+            declarator = declarator.child_by_field_name("declarator")
+        name = declarator.text.decode("utf-8", "replace") if declarator is not None and declarator.text else "?"
+        spans.append((node.start_point[0] + 1, node.end_point[0] + 1, name))
+    return spans

@@ -1,0 +1,169 @@
+"""Step 4 backbone assessment: for every touched Tier 1/2 file, its tier, COVERED/GAP/N/A and why.
+
+The tier comes from the profile's table (never lowered); files the table does not list are
+classified by the profile's structural tier questions where the tree can answer them (header
+include fan-in, subclass count, importer count, plugin bridge, path pattern). The reason names
+what this PR changed in the file and the test that covers it, or the gap.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import PurePosixPath
+
+from ..detectors.base import ReviewInput
+from ..git.diff import ChangedFile
+from ..lang import cpp
+from ..model import CoreFile
+from . import Artifact, collector
+
+CPP_SOURCES = ("*.cu", "*.cuh", "*.cpp", "*.hpp", "*.h", "*.hip", "*.cc")
+MAX_CALLERS = 8
+
+
+@collector("backbone")
+def backbone(review: ReviewInput) -> Artifact:
+    core: list[CoreFile] = []
+    tier3: list[str] = []
+    tests = _pr_tests(review)
+    for f in review.files:
+        tier, why = classify(review, f)
+        if tier is None or tier == 3:
+            if f.language in ("python", "cpp"):
+                tier3.append(f.path + (f" ({why})" if why else ""))
+            continue
+        core.append(assess(review, f, tier, why, tests))
+    lines = [f"{c.path} TIER{c.tier} {c.status} -- {c.reason}" for c in core]
+    if not core:
+        lines = ["NONE -- no Tier 1/2 backbone file is touched"
+                 + (f"; Tier 3 code touched: {', '.join(tier3[:8])}" if tier3 else "")]
+    return Artifact("backbone", lines, core)
+
+
+def classify(review: ReviewInput, f: ChangedFile) -> tuple[int | None, str]:
+    entry = review.profile.tier_entry(f.path)
+    if entry is not None:
+        return entry.tier, "profile table" + (f": {entry.blast_radius}" if entry.blast_radius else "")
+    for question in review.profile.data.get("tier_questions") or []:
+        hint = question.get("structural") or {}
+        answer = _answer(review, f, hint)
+        if answer:
+            return question["tier"], f"{question['id']}: {answer}"
+    return None, ""
+
+
+def _answer(review: ReviewInput, f: ChangedFile, hint: dict) -> str | None:
+    """A short sentence when the structural question holds for this file, else None."""
+    kind = hint.get("kind")
+    path = f.path
+    if kind == "header-fanin" and f.language == "cpp" and path.endswith((".h", ".hpp", ".cuh")):
+        name = PurePosixPath(path).name
+        if name in (hint.get("exclude") or []):
+            return None
+        includes = review.source.grep(rf'#\s*include\s*[<"]([^">]*/)?{re.escape(name)}[">]', "head", CPP_SOURCES)
+        units = {p for p, _, _ in includes}
+        return f"included by {len(units)} files" if len(units) >= hint.get("min", 10) else None
+    if kind == "plugin-bridge" and re.search(hint.get("pattern", "$^"), path):
+        return "plugin bridge: high visibility to plugin users"
+    if kind == "path-pattern" and re.search(hint.get("pattern", "$^"), path):
+        return "matches the profile's path pattern"
+    if f.language != "python":
+        return None
+    if kind == "subclass-count" and re.search(hint.get("search", ""), path):
+        tree = review.source.python(path)
+        classes = [n.name for n in tree.body if isinstance(n, ast.ClassDef)] if tree else []
+        for name in classes:
+            subclasses = review.source.grep(rf"^\s*class\s+\w+\s*\([^)]*\b{name}\b", "head")
+            found = {p for p, _, _ in subclasses if p != path}
+            if len(found) >= hint.get("min", 3):
+                return f"{name} is subclassed in {len(found)} files"
+    if kind == "importer-count" and re.search(hint.get("applies_to", ""), path):
+        module = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        importers = review.source.grep(rf"(from|import)\s+{re.escape(module)}\b", "head", files_only=True)
+        matching = {p for p, _, _ in importers if re.search(hint.get("importers", ""), p)}
+        if len(matching) >= hint.get("min", 2):
+            return f"imported by {len(matching)} files"
+    return None
+
+
+def _pr_tests(review: ReviewInput) -> dict[str, str]:
+    """Test files the PR adds or changes → their head text."""
+    return {f.path: review.source.text(f.path) or "" for f in review.changed() if review.is_test(f.path) and f.added}
+
+
+def changed_symbols(review: ReviewInput, f: ChangedFile) -> list[str]:
+    """Functions/classes whose code lines this PR changed, head side first, then removed ones on base."""
+    code = review.code.get(f.path)
+    if code is None:
+        return []
+    names: list[str] = []
+    for side, lines in (("head", {n for n, _ in code.added}), ("base", {n for n, _ in code.removed})):
+        path = f.path if side == "head" else (f.old_path or f.path)
+        for name in _enclosing(review, path, side, f.language, lines):
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _enclosing(review: ReviewInput, path: str, side, language: str, lines: set[int]) -> list[str]:
+    if not lines:
+        return []
+    if language == "python":
+        tree = review.source.python(path, side)
+        if tree is None:
+            return []
+        spans = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
+                 if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    elif language == "cpp":
+        text = review.source.text(path, side)
+        spans = cpp.function_spans(cpp.parse(text)) if text else []
+    else:
+        return []
+    out = []
+    for line in sorted(lines):
+        inner = [s for s in spans if s[0] <= line <= s[1]]
+        if inner:
+            name = min(inner, key=lambda s: s[1] - s[0])[2]
+            if name not in out:
+                out.append(name)
+        elif "<module level>" not in out:
+            out.append("<module level>")
+    return out
+
+
+def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
+    code = review.code.get(f.path)
+    if code is not None and not code.added and not code.removed and not f.skipped and f.status != "deleted":
+        return CoreFile(f.path, tier, "N/A", f"only comments, docstrings or whitespace change in {f.path} ({why})")
+    symbols = [s for s in changed_symbols(review, f) if s != "<module level>"]
+    module = PurePosixPath(f.path).stem
+    covering = sorted(t for t, text in tests.items()
+                      if any(re.search(rf"\b{re.escape(s)}\b", text) for s in symbols)
+                      or re.search(rf"\b{re.escape(module)}\b", text))
+    named = ", ".join(f"`{s}`" for s in symbols[:6]) or f"module-level code of {f.path}"
+    callers: list[str] = []
+    if tier == 1:
+        for symbol in symbols[:4]:
+            for path, line, _ in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
+                if path != f.path and len(callers) < MAX_CALLERS:
+                    callers.append(f"{path}:{line}")
+    extra = _special(review, f, symbols)
+    if covering:
+        reason = f"changes {named}; exercised by {', '.join(covering[:3])} in this PR ({why})"
+        return CoreFile(f.path, tier, "COVERED", reason + extra, callers)
+    reason = (f"changes {named} but no test this PR adds or changes exercises it ({why})"
+              + (f"; callers: {', '.join(callers[:5])}" if callers else "") + extra)
+    return CoreFile(f.path, tier, "GAP", reason, callers)
+
+
+def _special(review: ReviewInput, f: ChangedFile, symbols: list[str]) -> str:
+    """ATOM's deepseek_v2 rule: a changed method nobody overrides reaches every DSv2/V3/Kimi model."""
+    if review.profile.name != "atom" or f.path != "atom/models/deepseek_v2.py":
+        return ""
+    parts = []
+    for symbol in symbols[:6]:
+        overrides = [p for p, _, _ in review.source.grep(rf"^\s*def\s+{re.escape(symbol)}\s*\(", "head", ("atom/models/",))
+                     if p != f.path]
+        parts.append(f"`{symbol}` overridden in {', '.join(sorted(set(overrides))[:3])}" if overrides
+                     else f"`{symbol}` is not overridden, so DSv2/V3/V3-0324/Kimi all run it")
+    return "; " + "; ".join(parts) if parts else ""

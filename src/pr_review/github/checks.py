@@ -1,0 +1,184 @@
+"""The check run: one per head commit and name, conclusion `neutral`, annotations in batches.
+
+A re-run on the same head updates the run it finds instead of adding another. The run's
+`output.text` carries, in an HTML comment, the fingerprints of the findings it reported and of
+those it annotated, so the next review can say what is new and avoid annotating twice (annotations
+sent to a run are appended, and GitHub offers no way to delete them).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..model import Finding, Report
+from .client import GitHubClient
+
+CONCLUSION = "neutral"  # advisory: never a red X, never a merge gate
+LEVEL = {"high": "failure", "medium": "warning", "low": "notice"}
+ANNOTATIONS_PER_REQUEST = 50
+ANNOTATION_TITLE_LIMIT = 255  # characters
+ANNOTATION_MESSAGE_LIMIT = 60_000  # bytes; GitHub allows 64 KB
+TEXT_LIMIT = 65535
+STATE = re.compile(r"<!-- pr-review:state (\{.*?\}) -->", re.S)
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+LABELS = {
+    "en": {"trigger": "Triggered by", "impact": "Impact", "action": "Action", "verified": "verified",
+           "inferred": "inferred", "advisory": "advisory",
+           "no_line": "Anchored to line 1: the finding has no line of its own in the head commit.",
+           "outside": "This line is outside the PR's changes.",
+           "elsewhere": "This file is not changed by the PR."},
+    "zh": {"trigger": "触发输入", "impact": "影响", "action": "行动", "verified": "已验证", "inferred": "推测",
+           "advisory": "建议性",
+           "no_line": "标注在第 1 行：该意见在 head 提交中没有对应的行。",
+           "outside": "该行不在本 PR 的改动范围内。",
+           "elsewhere": "本 PR 没有改动这个文件。"},
+}
+VERDICT_ICON = {"LGTM": "✅", "NEEDS WORK": "⚠️", "BLOCK": "🔴"}
+
+
+@dataclass(frozen=True)
+class PreviousReview:
+    """A check run of ours found for this PR, and what it recorded."""
+
+    run_id: int
+    head_sha: str
+    findings: frozenset[str]
+    annotated: frozenset[str]
+
+
+def title(report: Report, language: str) -> str:
+    counts = report.counts()
+    advisory = LABELS[language]["advisory"]
+    verdict = f"{VERDICT_ICON[report.verdict]} {report.verdict} ({advisory})" if language == "en" \
+        else f"{VERDICT_ICON[report.verdict]} {report.verdict}（{advisory}）"
+    return f"{verdict} · 🔴 {counts['high']} · ⚠️ {counts['medium']} · 📝 {counts['low']}"
+
+
+def plain(text: str) -> str:
+    """Annotation text is shown verbatim (no Markdown); drop control characters only."""
+    return CONTROL.sub(" ", str(text))
+
+
+def annotation_message(finding: Finding, language: str) -> str:
+    labels = LABELS[language]
+    parts = [finding.problem]
+    if finding.trigger:
+        parts.append(f"{labels['trigger']}: {finding.trigger}")
+    if finding.impact:
+        parts.append(f"{labels['impact']}: {finding.impact}")
+    if finding.action:
+        parts.append(f"{labels['action']}: {finding.action}")
+    parts.extend(finding.notes)
+    if not finding.line:
+        parts.append(labels["no_line"])
+    elif finding.anchor == "elsewhere":
+        parts.append(labels["elsewhere"])
+    elif finding.anchor == "file":
+        parts.append(labels["outside"])
+    message = plain("\n".join(p for p in parts if p))
+    encoded = message.encode("utf-8")
+    if len(encoded) > ANNOTATION_MESSAGE_LIMIT:
+        message = encoded[:ANNOTATION_MESSAGE_LIMIT - 3].decode("utf-8", "ignore") + "…"
+    return message
+
+
+def annotation_title(finding: Finding, language: str) -> str:
+    text = plain(f"{finding.title or finding.rule} [{LABELS[language][finding.tag]}]").replace("\n", " ")
+    return text if len(text) <= ANNOTATION_TITLE_LIMIT else text[:ANNOTATION_TITLE_LIMIT - 1] + "…"
+
+
+def annotation(finding: Finding, language: str) -> dict[str, Any]:
+    start = finding.line or 1
+    end = finding.end_line if finding.line and finding.end_line and finding.end_line >= start else start
+    return {
+        "path": finding.path,  # repo-relative with '/', exactly as git names it, or it will not attach
+        "start_line": start,
+        "end_line": end,
+        "annotation_level": LEVEL[finding.severity or "medium"],
+        "title": annotation_title(finding, language),
+        "message": annotation_message(finding, language),
+    }
+
+
+def split_by_cap(findings: list[Finding], cap: int) -> tuple[list[Finding], list[Finding]]:
+    """(annotated, listed only in the summary); findings arrive sorted by severity."""
+    return findings[:cap], findings[cap:]
+
+
+def batches(items: list[Any], size: int = ANNOTATIONS_PER_REQUEST) -> list[list[Any]]:
+    return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
+
+
+# -- state kept on the run -------------------------------------------------------------------
+
+def state_text(report: Report, annotated: Iterable[str]) -> str:
+    """`output.text`: an invisible record of this review for the next one."""
+    findings = [f.fingerprint for f in report.findings]
+    marks = sorted(set(annotated))
+    while True:
+        text = "<!-- pr-review:state " + json.dumps(
+            {"v": 1, "head": report.head_sha, "findings": findings, "annotated": marks},
+            separators=(",", ":")) + " -->"
+        if len(text) <= TEXT_LIMIT:
+            return text
+        # Thousands of findings: keep the most severe; the rest count as new next time.
+        findings, marks = findings[: len(findings) * 3 // 4], marks[: len(marks) * 3 // 4]
+
+
+def read_state(run: Any) -> tuple[frozenset[str], frozenset[str]] | None:
+    text = ((run.get("output") or {}).get("text")) or ""
+    match = STATE.search(text)
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(1))
+        return frozenset(map(str, data["findings"])), frozenset(map(str, data["annotated"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str | None,
+              ) -> tuple[int | None, PreviousReview | None]:
+    """(id of our run on this head to update, the previous review to compare with)."""
+    existing: int | None = None
+    for sha in [head_sha] + ([previous_head] if previous_head and previous_head != head_sha else []):
+        for run in client.check_runs_for_ref(sha, name):
+            if run.get("name") != name:
+                continue
+            if sha == head_sha and existing is None:
+                existing = int(run["id"])
+            state = read_state(run)
+            if state is not None:
+                return existing, PreviousReview(int(run["id"]), sha, *state)
+    return existing, None
+
+
+def mark_new(findings: list[Finding], previous: PreviousReview) -> tuple[int, int]:
+    """Set `Finding.new`; return (new, gone) counts."""
+    current = set()
+    for finding in findings:
+        finding.new = finding.fingerprint not in previous.findings
+        current.add(finding.fingerprint)
+    return sum(1 for f in findings if f.new), len(previous.findings - current)
+
+
+# -- posting ------------------------------------------------------------------------------
+
+def post(client: GitHubClient, *, name: str, head_sha: str, run_id: int | None, output_title: str,
+         summary: str, text: str, annotations: list[dict[str, Any]], external_id: str) -> Any:
+    """Create (or update) the completed, neutral run, then append the remaining annotation batches."""
+    chunks = batches(annotations)
+    output = {"title": output_title, "summary": summary, "text": text}
+    first = {"status": "completed", "conclusion": CONCLUSION, "external_id": external_id,
+             "output": {**output, "annotations": chunks[0]}}
+    if run_id is None:
+        run = client.create_check_run({"name": name, "head_sha": head_sha, **first})
+    else:
+        run = client.update_check_run(run_id, first)
+    for chunk in chunks[1:]:
+        # Each update appends its annotations; title and summary must come along with them.
+        client.update_check_run(int(run["id"]), {"output": {**output, "annotations": chunk}})
+    return run
