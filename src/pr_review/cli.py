@@ -150,13 +150,14 @@ def _explain(args: argparse.Namespace) -> int:
     from .profiles import load_profiles
 
     catalog = load_catalog()
-    rule = catalog.rules.get(args.rule_id)
-    if rule is None:
-        by_code = [r for r in catalog.rules.values() if args.rule_id in r.codes.values()]
-        if len(by_code) != 1:
-            raise UsageError(f"no rule '{args.rule_id}' (see `pr-review rules`)")
-        rule = by_code[0]
     profile = load_profiles()[args.profile]
+    rule = catalog.rules.get(args.rule_id)
+    if rule is None:  # a display code is looked up in the chosen profile's numbering
+        by_code = [r for r in catalog.rules.values()
+                   if r.code_for(profile.name, profile.code_fallback) == args.rule_id]
+        if len(by_code) != 1:
+            raise UsageError(f"no rule '{args.rule_id}' in profile {profile.name} (see `pr-review rules`)")
+        rule = by_code[0]
     from .report.context import format_rule
 
     print(format_rule(rule, rule.code_for(profile.name, profile.code_fallback)))

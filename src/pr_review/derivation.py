@@ -102,7 +102,8 @@ def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
 
 
 def derive(facts: Facts, catalog: Catalog, profile: Profile, code_fallback: str | None,
-           runtime_surface: bool) -> tuple[dict[str, list[str]], list[ChecklistItem]]:
+           runtime_surface: bool, light_groups: list[str] | None = None,
+           ) -> tuple[dict[str, list[str]], list[ChecklistItem]]:
     """Fired families (id → evidence) and the checklist of the rules they call for."""
     fired: dict[str, list[str]] = {}
     family_rules: dict[str, list[str]] = {}
@@ -119,9 +120,10 @@ def derive(facts: Facts, catalog: Catalog, profile: Profile, code_fallback: str 
             key = f"pr-type:{pr_type['id']}"
             fired[key] = evidence
             family_rules[key] = list(pr_type["rules"])
-    if not runtime_surface:
-        # Docs/CI/comment-only PRs: only rules that look at the description or housekeeping stay.
-        keep = {"housekeeping", "description", "process"}
+    if not runtime_surface or light_groups is not None:
+        # Docs/CI/comment-only PRs, and PRs outside the profile's relevance gate: only the rules
+        # that look at the description or housekeeping stay.
+        keep = set(light_groups or ()) | {"housekeeping", "description", "process"}
         family_rules = {k: [r for r in v if r in catalog.rules and catalog.rules[r].group in keep]
                         for k, v in family_rules.items()}
     items: dict[str, ChecklistItem] = {}

@@ -8,23 +8,24 @@ from .git.diff import ChangedFile
 from .model import Finding, NotChecked
 from .source import Source
 
+# Rules the gate itself decides (no detector): listed so the catalog's meta-tests know.
+ENGINE_DECIDED = ("suppression-without-reason",)
 SUPPRESSION = re.compile(r"pr-review:\s*ignore\[([a-z0-9,\s-]+)\]\s*(.*)")
 
 
 def finalize(findings: list[Finding], catalog: Catalog, profile: str, code_fallback: str | None,
              files: list[ChangedFile], source: Source, disabled: set[str], severities: dict[str, str],
-             ) -> tuple[list[Finding], list[Finding]]:
-    """Return (kept findings, suppressions-without-reason findings), each complete and fingerprinted."""
+             ) -> list[Finding]:
+    """Complete, gate, suppress, anchor and fingerprint the detectors' findings."""
     by_path = {f.path: f for f in files}
     kept: list[Finding] = []
     seen: set[tuple[str, str, int | None]] = set()
-    reasonless: list[Finding] = []
-    for finding in findings:
+    queue = list(findings)
+    while queue:
+        finding = queue.pop(0)
         rule = catalog.rules.get(finding.rule)
-        if rule is None or finding.rule in disabled:
-            continue
         key = (finding.rule, finding.path, finding.line)
-        if key in seen:
+        if rule is None or finding.rule in disabled or key in seen:
             continue
         seen.add(key)
         finding.code = rule.code_for(profile, code_fallback)
@@ -36,19 +37,15 @@ def finalize(findings: list[Finding], catalog: Catalog, profile: str, code_fallb
         lines = source.lines(finding.path) if finding.line else []
         if finding.line and 0 < finding.line <= len(lines):
             finding.line_text = lines[finding.line - 1]
-            suppression = _suppression(lines, finding.line, finding.rule)
-            if suppression is not None:
-                if not suppression.strip():
-                    reasonless.append(_reasonless(finding))
+            reason = _suppression(lines, finding.line, finding.rule)
+            if reason is not None:
+                if not reason:
+                    queue.append(_reasonless(finding))
                 continue
-        changed = by_path.get(finding.path)
-        finding.anchor = _anchor(finding, changed)
+        finding.anchor = _anchor(finding, by_path.get(finding.path))
         finding.fingerprint = finding.compute_fingerprint()
         kept.append(finding)
-    for extra in reasonless:
-        extra.code = catalog.rules[extra.rule].code_for(profile, code_fallback) if extra.rule in catalog.rules else ""
-        extra.fingerprint = extra.compute_fingerprint()
-    return kept, reasonless
+    return kept
 
 
 def _suppression(lines: list[str], line: int, rule: str) -> str | None:
@@ -63,10 +60,10 @@ def _suppression(lines: list[str], line: int, rule: str) -> str | None:
 
 def _reasonless(finding: Finding) -> Finding:
     return Finding(
-        rule="suppression-without-reason", path=finding.path, line=finding.line, severity="low",
-        problem=f"`pr-review: ignore[{finding.rule}]` has no reason, so the finding it hides cannot be audited.",
+        rule="suppression-without-reason", path=finding.path, line=finding.line,
+        problem=f"`pr-review: ignore[{finding.rule}]` has no reason, so the {finding.title.lower()} "
+                "finding it hides cannot be audited.",
         action="Author must add a short reason after the ignore marker.",
-        title="Suppression without a reason", line_text=finding.line_text,
     )
 
 

@@ -127,6 +127,7 @@ class Report:
     stats: dict[str, Any]
     timings: dict[str, float]
     evidence: dict[str, list[str]] = field(default_factory=dict)  # artifact name → reviewer-readable lines
+    relevance: str | None = None  # vLLM ROCm relevance gate: fully / partially / not
     validation: dict[str, Any] | None = None
 
     @property

@@ -181,23 +181,28 @@ def review(request: ReviewRequest) -> Report:
         with timer.stage("diff"):
             files = read_diff(ctx)
         with timer.stage("triage"):
-            tri = run_triage(files, ctx.source, ctx.profile, ctx.repo, request.base_tip)
+            tri = run_triage(files, ctx.source, ctx.profile, ctx.repo, request.base_tip,
+                             request.pr.title, request.pr.body)
+        light = tri.relevance.light_groups if tri.relevance and tri.relevance.level == "not" else None
+        if tri.relevance:
+            ctx.notes.append(f"ROCm relevance: {tri.relevance.level} — {tri.relevance.reason}"
+                             + ("; ROCm-specific rules skipped, housekeeping and description kept" if light is not None else ""))
         if CONFIG_PATH in {f.path for f in files}:
             ctx.notes.append(f"This PR edits {CONFIG_PATH}; the review used the base side's version.")
         with timer.stage("derivation"):
             facts = Facts.build(files, tri.code, request.pr.title)
-            fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback, tri.runtime_surface)
+            fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback,
+                                     tri.runtime_surface, light)
         review_input = ReviewInput(files=files, profile=ctx.profile, pr=request.pr, source=ctx.source,
-                                   code=tri.code, families=fired)
+                                   code=tri.code, families=fired, stale=tri.stale)
         with timer.stage("evidence"):
             artifacts = collect(review_input, ctx.notes)
             review_input.evidence = {name: a.data for name, a in artifacts.items()}
         with timer.stage("detectors"):
             raw, decided = run_detectors(review_input, ctx.catalog, ctx.notes)
         with timer.stage("gate"):
-            findings, reasonless = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
-                                            ctx.source, set(ctx.config.disable), ctx.config.severity)
-            findings += reasonless
+            findings = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
+                                ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
             apply_verdicts(checklist, findings, decided, files)
         not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
@@ -205,10 +210,11 @@ def review(request: ReviewRequest) -> Report:
             schema=REPORT_SCHEMA, engine_version=__version__, repo=request.repo_name or ctx.repo.root.name,
             profile=ctx.profile.name, base_ref=ctx.base_ref, base_sha=ctx.base_sha, merge_base=ctx.merge_base,
             head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
-            runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale,
+            runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale.message if tri.stale else None,
             findings=findings, checklist=checklist,
             core_files=artifacts["backbone"].data if "backbone" in artifacts else [], ci=[], not_checked=_dedupe(not_checked),
             notes=ctx.notes, evidence={name: a.lines for name, a in artifacts.items()},
+            relevance=tri.relevance.level if tri.relevance else None,
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
             timings=timer.timings,

@@ -23,13 +23,24 @@ class FileCode:
 
 
 @dataclass
+class Relevance:
+    """The vLLM seed's ROCm relevance gate: fully / partially / not ROCm-related."""
+
+    level: str  # "fully" | "partially" | "not"
+    reason: str
+    exposed: list[str]  # files that are ROCm-exposed
+    light_groups: list[str]
+
+
+@dataclass
 class Triage:
     runtime_surface: bool
     runtime_reason: str
     code: dict[str, FileCode]
     static_paths: list[str]
-    stale: str | None
+    stale: Staleness | None
     tiers: dict[str, int]  # path → tier from the profile table (1/2/3 only when listed)
+    relevance: Relevance | None = None
 
 
 def reduce_to_code(files: list[ChangedFile], source: Source) -> dict[str, FileCode]:
@@ -39,33 +50,34 @@ def reduce_to_code(files: list[ChangedFile], source: Source) -> dict[str, FileCo
         if f.skipped:
             out[f.path] = FileCode()
             continue
-        head_code = _code_set(source, f.path, "head", f.language) if f.added else set()
-        base_code = _code_set(source, f.old_path or f.path, "base", f.language) if f.removed else set()
-        added = [(n, t) for n, t in f.added if head_code is None or n in head_code]
-        removed = [(n, t) for n, t in f.removed if base_code is None or n in base_code]
-        pending = Counter(_strip(t) for _, t in removed)
-        kept_added = []
-        for n, t in added:
-            if pending[_strip(t)] > 0:
-                pending[_strip(t)] -= 1
-            else:
-                kept_added.append((n, t))
-        remaining = Counter(_strip(t) for _, t in added)
-        kept_removed = []
-        for n, t in removed:
-            if remaining[_strip(t)] > 0:
-                remaining[_strip(t)] -= 1
-            else:
-                kept_removed.append((n, t))
-        out[f.path] = FileCode(kept_added, kept_removed)
+        head_code = _code_map(source, f.path, "head", f.language) if f.added else {}
+        base_code = _code_map(source, f.old_path or f.path, "base", f.language) if f.removed else {}
+        # Unparsable text keeps every line: better to over-report code than to hide it.
+        added = [(n, t, head_code[n] if head_code is not None else t) for n, t in f.added
+                 if head_code is None or n in head_code]
+        removed = [(n, t, base_code[n] if base_code is not None else t) for n, t in f.removed
+                   if base_code is None or n in base_code]
+        out[f.path] = FileCode(_uncancelled(added, removed), _uncancelled(removed, added))
     return out
 
 
-def _strip(text: str) -> str:
+def _uncancelled(lines: list[tuple[int, str, str]], others: list[tuple[int, str, str]]) -> list[Line]:
+    """`lines` minus those whose code text (whitespace-insensitive) also appears on the other side."""
+    pending = Counter(_squash(code) for _, _, code in others)
+    kept = []
+    for n, text, code in lines:
+        if pending[_squash(code)] > 0:
+            pending[_squash(code)] -= 1
+        else:
+            kept.append((n, text))
+    return kept
+
+
+def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _code_set(source: Source, path: str, side, language: str) -> set[int] | None:
+def _code_map(source: Source, path: str, side, language: str) -> dict[int, str] | None:
     text = source.text(path, side)
     return code_lines(text, language) if text is not None else None
 
@@ -85,8 +97,14 @@ def runtime_surface(files: list[ChangedFile], code: dict[str, FileCode], profile
     return True, f"{len(with_code)} file(s) change runtime code", static
 
 
-def staleness(repo: Repo, base_tip: str | None, merge_base: str, head: str) -> str | None:
-    """A sentence when the PR no longer merges cleanly onto the current base tip, else None."""
+@dataclass
+class Staleness:
+    message: str
+    conflicts: list[str]  # paths that no longer merge; empty when the check itself failed
+
+
+def staleness(repo: Repo, base_tip: str | None, merge_base: str, head: str) -> Staleness | None:
+    """Set when the PR no longer merges cleanly onto the current base tip, else None."""
     if not base_tip or base_tip == merge_base:
         return None
     status, out = repo.run("merge-tree", "--write-tree", "--name-only", "--no-messages", base_tip, head)
@@ -94,14 +112,47 @@ def staleness(repo: Repo, base_tip: str | None, merge_base: str, head: str) -> s
         return None
     lines = out.decode("utf-8", "surrogateescape").splitlines()
     if status != 1 or len(lines) < 2:
-        return f"Whether the PR still merges onto the base tip {base_tip[:12]} could not be checked (git merge-tree failed)."
-    conflicts = ", ".join(sorted(set(lines[1:]))[:5])
-    return (f"The PR no longer merges cleanly onto the base tip {base_tip[:12]} (conflicts in {conflicts}); "
-            "CI results describe a tree that has since moved — ask for a rebase.")
+        return Staleness(f"Whether the PR still merges onto the base tip {base_tip[:12]} could not be "
+                         "checked (git merge-tree failed).", [])
+    conflicts = sorted(set(lines[1:]))
+    return Staleness(f"The PR no longer merges cleanly onto the base tip {base_tip[:12]} (conflicts in "
+                     f"{', '.join(conflicts[:5])}); CI results describe a tree that has since moved — "
+                     "ask for a rebase.", conflicts)
+
+
+def rocm_relevance(files: list[ChangedFile], code: dict[str, FileCode], profile: Profile,
+                   title: str, body: str) -> Relevance | None:
+    gate = profile.data.get("relevance")
+    if not gate:
+        return None
+    markers = [re.compile(m) for m in gate.get("markers") or []]
+    paths = [re.compile(p) for p in gate.get("paths") or []]
+    light = list(gate.get("light_rules_groups") or [])
+
+    def marked(text: str) -> str | None:
+        return next((m.group(0) for pattern in markers if (m := pattern.search(text))), None)
+
+    text_marker = marked(f"{title}\n{body}")
+    runtime = [f for f in files if not profile.is_static(f.path)]
+    exposed = []
+    for f in runtime:
+        if any(p.search(f.path) for p in paths) or marked(f.path) \
+                or any(marked(t) for _, t in code.get(f.path, FileCode()).added):
+            exposed.append(f.path)
+    if not exposed and not text_marker:
+        return Relevance("not", "no ROCm marker in the title, description, paths or added code", [], light)
+    if exposed and (len(exposed) == len(runtime) or text_marker):
+        why = f"the description mentions '{text_marker}'" if text_marker else "every changed runtime file is ROCm code"
+        return Relevance("fully", f"{why}; ROCm-exposed: {', '.join(exposed[:6])}", exposed, light)
+    if exposed:
+        return Relevance("partially", f"shared change; ROCm-exposed files: {', '.join(exposed[:6])} — "
+                         "check the other backends' paths through them", exposed, light)
+    return Relevance("partially", f"the description mentions '{text_marker}' but no changed file is ROCm code",
+                     [], light)
 
 
 def triage(files: list[ChangedFile], source: Source, profile: Profile, repo: Repo,
-           base_tip: str | None) -> Triage:
+           base_tip: str | None, title: str = "", body: str = "") -> Triage:
     code = reduce_to_code(files, source)
     surface, reason, static = runtime_surface(files, code, profile)
     tiers = {}
@@ -109,4 +160,5 @@ def triage(files: list[ChangedFile], source: Source, profile: Profile, repo: Rep
         entry = profile.tier_entry(f.path)
         if entry:
             tiers[f.path] = entry.tier
-    return Triage(surface, reason, code, static, staleness(repo, base_tip, source.base, source.head), tiers)
+    return Triage(surface, reason, code, static, staleness(repo, base_tip, source.base, source.head), tiers,
+                  rocm_relevance(files, code, profile, title, body))

@@ -10,7 +10,7 @@ from ..git.diff import ChangedFile
 from ..model import PRInfo
 from ..profiles import Profile
 from ..source import Source
-from ..triage import FileCode
+from ..triage import FileCode, Staleness
 
 TEST_PATH = re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
@@ -24,6 +24,7 @@ class ReviewInput:
     code: dict[str, FileCode] = field(default_factory=dict)  # per path: added/removed lines that are code
     families: dict[str, list[str]] = field(default_factory=dict)  # fired derivation families → evidence
     evidence: dict[str, Any] = field(default_factory=dict)  # evidence artifacts' data, by name
+    stale: Staleness | None = None  # set when the PR no longer merges onto the base tip
 
     def changed(self, *languages: str, include_tests: bool = True) -> Iterator[ChangedFile]:
         """Readable changed files on the head side, optionally of given languages."""

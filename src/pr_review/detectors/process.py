@@ -23,3 +23,17 @@ def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
             action="Reviewer should ask for a test (or an end-to-end run) that exercises the changed code "
                    "on the production shapes and archs this file serves.",
         )
+
+
+@detector("stale-diff")
+def stale_diff(review: ReviewInput) -> Iterable[Finding]:
+    if review.stale is None or not review.stale.conflicts:
+        return
+    path = review.stale.conflicts[0]
+    changed = next((f for f in review.files if f.path == path), None)
+    yield Finding(
+        rule="stale-diff", path=path, line=changed.added[0][0] if changed and changed.added else 1,
+        problem=review.stale.message,
+        impact="CI results and this review describe a tree that no longer exists once the base moved.",
+        action="Author must rebase onto the current base and re-run CI before merge.",
+    )

@@ -1,4 +1,8 @@
-"""Which lines of a file are code, as opposed to comments, docstrings and blank lines."""
+"""Which lines of a file are code, and their text with comments blanked out.
+
+Comments, docstrings and blank lines are prose; a line `x = 1  # why` is code whose code text is
+`x = 1`, so a diff that only edits comments reduces to nothing (aiter#4062).
+"""
 from __future__ import annotations
 
 import ast
@@ -10,50 +14,61 @@ from . import cpp
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
 
 
-def code_lines(text: str, language: str) -> set[int] | None:
-    """1-based numbers of lines carrying code; None for prose files and unparsable text."""
+def code_lines(text: str, language: str) -> dict[int, str] | None:
+    """1-based line → code text (comments removed); None when the text cannot be parsed."""
     if language == "python":
         return _python(text)
     if language == "cpp":
         return _cpp(text)
     if language == "text":
-        return set()
+        return {}
     prefixes = COMMENT_PREFIXES.get(language, ("#",))
-    return {i for i, line in enumerate(text.splitlines(), 1)
+    return {i: line for i, line in enumerate(text.splitlines(), 1)
             if line.strip() and not line.strip().startswith(prefixes)}
 
 
-def _python(text: str) -> set[int] | None:
-    prose: set[int] = set()
+def _python(text: str) -> dict[int, str] | None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return None
+    docstrings: set[tuple[int, int]] = set()
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
-                prose.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
-    lines: set[int] = set()
+                docstrings.add((first.lineno, first.col_offset))
+    lines = text.splitlines()
+    blanked = [list(line) for line in lines]
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT,
-                            tokenize.DEDENT, tokenize.ENDMARKER):
-                continue
-            for n in range(tok.start[0], tok.end[0] + 1):
-                if n not in prose:
-                    lines.add(n)
+            if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and tok.start in docstrings):
+                _blank(blanked, tok.start, tok.end)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return None
-    return lines
+    out = {}
+    for i, chars in enumerate(blanked, 1):
+        code = "".join(chars).rstrip()
+        if code.strip():
+            out[i] = code
+    return out
 
 
-def _cpp(text: str) -> set[int]:
+def _blank(lines: list[list[str]], start: tuple[int, int], end: tuple[int, int]) -> None:
+    (srow, scol), (erow, ecol) = start, end
+    for row in range(srow, erow + 1):
+        chars = lines[row - 1]
+        lo = scol if row == srow else 0
+        hi = ecol if row == erow else len(chars)
+        for c in range(lo, min(hi, len(chars))):
+            chars[c] = " "
+
+
+def _cpp(text: str) -> dict[int, str]:
     data = bytearray(text.encode("utf-8"))
-    tree = cpp.parse(text)
-    for node in cpp.walk(tree.root_node):
+    for node in cpp.walk(cpp.parse(text).root_node):
         if node.type == "comment":
             for i in range(node.start_byte, node.end_byte):
                 if data[i] not in (10, 13):
                     data[i] = 32
-    return {i for i, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1) if line.strip()}
+    return {i: line.rstrip() for i, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1) if line.strip()}

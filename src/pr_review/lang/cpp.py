@@ -57,3 +57,127 @@ def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
         name = declarator.text.decode("utf-8", "replace") if declarator is not None and declarator.text else "?"
         spans.append((node.start_point[0] + 1, node.end_point[0] + 1, name))
     return spans
+
+
+# --- helpers for detectors that read guards and literals --------------------------------------
+
+@lru_cache(maxsize=32)
+def parse_cached(text: str) -> Tree:
+    """`parse`, memoised on the text itself: each side of a file is parsed once per review even
+    when several detectors read it (the cache holds at most a few dozen recent texts)."""
+    return parse(text)
+
+
+def text_of(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
+
+
+def line_of(node: Node) -> int:
+    """1-based first line of a node."""
+    return node.start_point[0] + 1
+
+
+def ancestors(node: Node) -> Iterator[Node]:
+    parent = node.parent
+    while parent is not None:
+        yield parent
+        parent = parent.parent
+
+
+FUNCTION_TYPES = ("function_definition", "lambda_expression")
+
+
+def enclosing_function(node: Node) -> Node | None:
+    for a in ancestors(node):
+        if a.type == "function_definition":
+            return a
+    return None
+
+
+def function_name(func: Node) -> str:
+    """The declarator name of a function_definition (`ns::Cls::fn` → `fn`), '' when not found."""
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type not in ("function_declarator",):
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None:
+        return ""
+    name = declarator.child_by_field_name("declarator")
+    return text_of(name).rsplit("::", 1)[-1]
+
+
+def enclosing_names(node: Node) -> list[str]:
+    """Names of the functions, classes, structs and namespaces around a node, innermost first."""
+    out = []
+    for a in ancestors(node):
+        if a.type == "function_definition":
+            out.append(function_name(a))
+        elif a.type in ("struct_specifier", "class_specifier", "namespace_definition"):
+            out.append(text_of(a.child_by_field_name("name")))
+    return [n for n in out if n]
+
+
+def guards(node: Node, stop: Node | None = None) -> list[tuple[str, str]]:
+    """The conditions that must hold for `node` to be reached or selected, innermost first:
+    (kind, condition text) for enclosing `if`/`if constexpr`, ternaries, `switch` cases,
+    `#if`/`#ifdef`/`#elif`/`#else` and explicit template specialisations. Stops at `stop`."""
+    out: list[tuple[str, str]] = []
+    child = node
+    for a in ancestors(node):
+        if stop is not None and a == stop:
+            break
+        if a.type == "if_statement":
+            cond = a.child_by_field_name("condition")
+            if cond is not None and child != cond:
+                constexpr = any(c.type == "constexpr" for c in a.children)
+                out.append(("if constexpr" if constexpr else "if", text_of(cond)))
+        elif a.type == "conditional_expression":
+            cond = a.child_by_field_name("condition")
+            if cond is not None and child != cond:
+                out.append(("ternary", text_of(cond)))
+        elif a.type == "case_statement":
+            value = a.child_by_field_name("value")
+            out.append(("case", text_of(value) if value is not None else "default"))
+        elif a.type in ("preproc_if", "preproc_elif"):
+            cond = a.child_by_field_name("condition")
+            out.append(("#if", text_of(cond)))
+        elif a.type in ("preproc_ifdef", "preproc_elifdef"):
+            name = a.child_by_field_name("name")
+            out.append(("#ifdef", text_of(name)))
+        elif a.type == "preproc_else" and a.parent is not None:
+            cond = a.parent.child_by_field_name("condition") or a.parent.child_by_field_name("name")
+            out.append(("#else", text_of(cond)))
+        elif a.type == "template_declaration":
+            params = a.child_by_field_name("parameters")
+            if params is not None and params.named_child_count == 0:
+                # `template <> struct X<fp8_e4m3fnuz_t>`: the specialisation's arguments are the guard
+                for c in a.named_children:
+                    if c != params:
+                        out.append(("specialization", text_of(c).split("{", 1)[0]))
+                        break
+        child = a
+    return out
+
+
+def number_value(node: Node) -> float | None:
+    """The value of a number_literal (`448.0f`, `240.`, `0x1C0`), or None when it is not one."""
+    if node.type != "number_literal":
+        return None
+    raw = text_of(node).replace("'", "").lower()
+    try:
+        if raw.startswith(("0x", "0b")) or (raw.startswith("0") and raw.isdigit() and len(raw) > 1):
+            return float(int(raw.rstrip("ul"), 0))
+        return float(raw.rstrip("flu"))
+    except ValueError:
+        return None
+
+
+def is_float_literal(node: Node) -> bool:
+    raw = text_of(node).lower()
+    return node.type == "number_literal" and not raw.startswith("0x") and ("." in raw or "e" in raw or raw.endswith("f"))
+
+
+def string_value(node: Node) -> str | None:
+    """The content of a plain string_literal, or None."""
+    if node.type != "string_literal":
+        return None
+    return "".join(text_of(c) for c in node.named_children if c.type in ("string_content", "escape_sequence"))
