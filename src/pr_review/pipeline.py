@@ -38,6 +38,7 @@ class ReviewRequest:
     base_tip: str | None = None  # current tip of the base branch, for the staleness check
     repo_name: str = ""
     size_cap: int = 2 * 1024 * 1024
+    config_path: str = CONFIG_PATH  # repository config, always read from the base side
 
 
 @dataclass
@@ -80,7 +81,7 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
     profiles = load_profiles()
     catalog = load_catalog()
     notes = [f"git: {line}" for line in repo.fetch_log]
-    config = parse_config(source.text(CONFIG_PATH, "base"), f"{CONFIG_PATH} (base side)",
+    config = parse_config(source.text(request.config_path, "base"), f"{request.config_path} (base side)",
                           set(catalog.rules), set(profiles))
     notes += list(config.messages)
     if config.rule_dirs:
@@ -187,8 +188,8 @@ def review(request: ReviewRequest) -> Report:
         if tri.relevance:
             ctx.notes.append(f"ROCm relevance: {tri.relevance.level} — {tri.relevance.reason}"
                              + ("; ROCm-specific rules skipped, housekeeping and description kept" if light is not None else ""))
-        if CONFIG_PATH in {f.path for f in files}:
-            ctx.notes.append(f"This PR edits {CONFIG_PATH}; the review used the base side's version.")
+        if request.config_path in {f.path for f in files}:
+            ctx.notes.append(f"This PR edits {request.config_path}; the review used the base side's version.")
         with timer.stage("derivation"):
             facts = Facts.build(files, tri.code, request.pr.title)
             fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback,

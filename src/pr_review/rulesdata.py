@@ -33,9 +33,13 @@ def schema_errors(data: Any, schema: str, source: str) -> list[str]:
     return [f"{source}: {'.'.join(str(p) for p in e.absolute_path) or '<top level>'}: {e.message}" for e in errors]
 
 
+# libyaml's loader when PyYAML was built with it: the catalog is read on every review.
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def load_yaml(path: Path) -> Any:
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
 
