@@ -68,6 +68,8 @@ def _reasonless(finding: Finding) -> Finding:
 
 
 def _anchor(finding: Finding, changed: ChangedFile | None) -> str:
+    if not finding.path:
+        return "pr"  # about the PR's title or description, not a line
     if changed is None:
         return "elsewhere"
     if finding.line and finding.line in changed.added_lines:

@@ -43,10 +43,14 @@ class Finding:
     code: str = ""
     title: str = ""
     fingerprint: str = ""
-    anchor: str = "added"  # added | hunk | file | elsewhere (design.md §10: annotate, don't drop)
+    anchor: str = "added"  # added | hunk | file | elsewhere | pr (design.md §10: annotate, don't drop)
     line_text: str = ""  # the head-side line the finding sits on, for the fingerprint
     notes: list[str] = field(default_factory=list)
     new: bool | None = None  # since the previous review of this PR, when known
+
+    @property
+    def location(self) -> str:
+        return f"{self.path}:{self.line or 1}" if self.path else "PR description"
 
     def compute_fingerprint(self) -> str:
         normalised = re.sub(r"\s+", " ", self.line_text).strip()

@@ -65,7 +65,7 @@ def render_text(report: Report, color: bool = False) -> str:
         lines.append("")
     for f in report.findings:
         sev = f.severity or "medium"
-        lines.append(paint(colors[sev], f"{SEVERITY_ICON[sev]} {f.path}:{f.line or 1}  {f.title}")
+        lines.append(paint(colors[sev], f"{SEVERITY_ICON[sev]} {f.location}  {f.title}")
                      + f"  [{f.tag}] ({f.code})")
         lines.append(f"    {f.problem}")
         if f.trigger:
@@ -95,7 +95,7 @@ SARIF_LEVEL = {"high": "error", "medium": "warning", "low": "note"}
 
 
 def render_sarif(report: Report, catalog: Catalog) -> str:
-    used = sorted({f.rule for f in report.findings})
+    used = sorted({f.rule for f in report.findings if f.path})
     rules: list[dict[str, Any]] = []
     for rule_id in used:
         rule = catalog.rules.get(rule_id)
@@ -115,6 +115,8 @@ def render_sarif(report: Report, catalog: Catalog) -> str:
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for f in report.findings:
+        if not f.path:
+            continue  # a finding about the PR description has no file location for code scanning
         region: dict[str, int] = {"startLine": f.line or 1}
         if f.end_line and f.line and f.end_line > f.line:
             region["endLine"] = f.end_line

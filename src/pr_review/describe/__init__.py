@@ -1,0 +1,1 @@
+"""Reading the PR's title and description: perf claims, template sections, attribution."""
