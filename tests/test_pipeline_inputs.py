@@ -119,19 +119,20 @@ def test_missing_base_ref_is_a_clear_message(repo_factory, capsys):
 
 
 def test_default_base_is_main_and_every_format_renders(repo_factory, tmp_path, capsys):
-    repo = repo_factory({"aiter/jit/core.py": "x = 1\n"}, {"aiter/x.py": "import sys\nsys.path.insert(0, '/x')\n"})
+    repo = repo_factory({"aiter/jit/core.py": "x = 1\n"},
+                        {"aiter/loader.py": "import sys\nsys.path.insert(0, '/opt/rocm/lib')\n"})
     for fmt in ("text", "markdown", "json", "sarif"):
         out = tmp_path / f"report.{fmt}"
         assert main(["review", "--repo", str(repo), "--format", fmt, "--output", str(out)]) == 0
         assert out.read_text()
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["schema"] == 1 and data["profile"] == "aiter"
-    assert data["findings"][0]["rule"] == "syspath-mutation"
-    assert {"rule", "code", "severity", "path", "line"} <= set(data["findings"][0])
+    syspath = next(f for f in data["findings"] if f["rule"] == "syspath-mutation")
+    assert {"rule", "code", "severity", "path", "line"} <= set(syspath) and syspath["line"] == 2
     assert all("rule" in item for item in data["checklist"])
     sarif = json.loads((tmp_path / "report.sarif").read_text())
     assert sarif["version"] == "2.1.0"
-    result = sarif["runs"][0]["results"][0]
+    result = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "syspath-mutation")
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
     assert result["partialFingerprints"]
 

@@ -30,6 +30,7 @@ def finalize(findings: list[Finding], catalog: Catalog, profile: str, code_fallb
         seen.add(key)
         finding.code = rule.code_for(profile, code_fallback)
         finding.title = finding.title or rule.title
+        finding.group = rule.group
         finding.severity = severities.get(finding.rule) or finding.severity or rule.severity  # type: ignore[assignment]
         if finding.severity == "high" and not (finding.trigger or "").strip():
             finding.severity = "medium"

@@ -42,6 +42,7 @@ class Finding:
     # Filled in by the engine after the detector ran:
     code: str = ""
     title: str = ""
+    group: str = ""  # the rule's catalog group (coverage, bypass, …), for reports that sort by kind
     fingerprint: str = ""
     anchor: str = "added"  # added | hunk | file | elsewhere | pr (design.md §10: annotate, don't drop)
     line_text: str = ""  # the head-side line the finding sits on, for the fingerprint

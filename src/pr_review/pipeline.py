@@ -31,6 +31,7 @@ REPORT_SCHEMA = 1
 class ReviewRequest:
     repo_dir: str
     base: str | None = None  # default: the repository's default branch
+    base_label: str = ""  # how to name the base in reports when `base` is a sha (e.g. the PR's base branch)
     head: str = "HEAD"
     pr: PRInfo = field(default_factory=PRInfo)
     profile: str | None = None  # override; default: repository config, then auto-detection
@@ -209,7 +210,7 @@ def review(request: ReviewRequest) -> Report:
         not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
         return Report(
             schema=REPORT_SCHEMA, engine_version=__version__, repo=request.repo_name or ctx.repo.root.name,
-            profile=ctx.profile.name, base_ref=ctx.base_ref, base_sha=ctx.base_sha, merge_base=ctx.merge_base,
+            profile=ctx.profile.name, base_ref=request.base_label or ctx.base_ref, base_sha=ctx.base_sha, merge_base=ctx.merge_base,
             head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
             runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale.message if tri.stale else None,
             findings=findings, checklist=checklist,

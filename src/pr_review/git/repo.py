@@ -92,7 +92,9 @@ class Repo:
                 refspec, dest = name, "FETCH_HEAD"
             else:  # a branch name: keep it as a remote-tracking ref for later runs
                 refspec, dest = f"+refs/heads/{name}:refs/remotes/{remote}/{name}", f"{remote}/{name}"
-            if self.run_ok("fetch", "--no-tags", "--quiet", remote, refspec):
+            # In a shallow clone fetch shallow too; find_merge_base deepens in bounded steps.
+            depth = ("--depth=50",) if self.is_shallow() else ()
+            if self.run_ok("fetch", "--no-tags", "--quiet", *depth, remote, refspec):
                 self.fetch_log.append(f"fetched {name} from {remote}")
                 sha = self.resolve(dest)
                 if sha:

@@ -72,17 +72,19 @@ def annotation_message(finding: Finding, language: str) -> str:
     if finding.action:
         parts.append(f"{labels['action']}: {finding.action}")
     parts.extend(finding.notes)
-    if not finding.line:
-        parts.append(labels["no_line"])
-    elif finding.anchor == "elsewhere":
-        parts.append(labels["elsewhere"])
-    elif finding.anchor == "file":
-        parts.append(labels["outside"])
+    if finding.path:  # a finding about the PR description has no location to explain
+        parts.append(_where(finding, labels))
     message = plain("\n".join(p for p in parts if p))
     encoded = message.encode("utf-8")
     if len(encoded) > ANNOTATION_MESSAGE_LIMIT:
         message = encoded[:ANNOTATION_MESSAGE_LIMIT - 3].decode("utf-8", "ignore") + "…"
     return message
+
+
+def _where(finding: Finding, labels: dict[str, str]) -> str:
+    if not finding.line:
+        return labels["no_line"]
+    return {"elsewhere": labels["elsewhere"], "file": labels["outside"]}.get(finding.anchor, "")
 
 
 def annotation_title(finding: Finding, language: str) -> str:
@@ -104,8 +106,10 @@ def annotation(finding: Finding, language: str) -> dict[str, Any]:
 
 
 def split_by_cap(findings: list[Finding], cap: int) -> tuple[list[Finding], list[Finding]]:
-    """(annotated, listed only in the summary); findings arrive sorted by severity."""
-    return findings[:cap], findings[cap:]
+    """(annotated, over the cap and listed in the summary instead); findings arrive sorted by severity.
+    A finding about the PR description has no file to sit on and is in the summary only."""
+    on_files = [f for f in findings if f.path]
+    return on_files[:cap], on_files[cap:]
 
 
 def batches(items: list[Any], size: int = ANNOTATIONS_PER_REQUEST) -> list[list[Any]]:

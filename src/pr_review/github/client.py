@@ -60,6 +60,7 @@ class GitHubClient:
         self._api = GhApi(owner=self.owner, repo=self.repo, token=self.token or None,
                           authenticate=bool(self.token), gh_host=self.api_url.rstrip("/"),
                           timeout=REQUEST_TIMEOUT_SECONDS, sync=True)
+        self._api.transport.retries = 0  # ghapi would retry failed connects on its own; all retrying is here
 
     # -- endpoints ---------------------------------------------------------------------------
     def pull(self, number: int) -> Any:
@@ -85,8 +86,8 @@ class GitHubClient:
     # -- transport -------------------------------------------------------------------------
     def _call(self, operation: str, *, mutating: bool = False, **params: Any) -> Any:
         if self.down is not None:
-            raise GitHubError(operation, self.down.status, f"skipped, GitHub was unavailable earlier ({self.down.detail})",
-                              unavailable=True)
+            raise GitHubError(operation, self.down.status,
+                              f"skipped, GitHub was unavailable earlier ({self.down.detail})", unavailable=True)
         group, name = operation.split(".")
         func = getattr(getattr(self._api, group), name)
         attempt = 0

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, MutableMapping
 
+from ..config import CONFIG_PATH
 from ..git import GitError, Repo
 from ..model import PRInfo
 from ..pipeline import ReviewRequest
@@ -164,7 +165,8 @@ def _from_workflow_run(payload: Mapping[str, Any], client: Callable[[], GitHubCl
 # -- the checkout ---------------------------------------------------------------------------
 
 def prepare_checkout(target: PullRequestTarget, repo_dir: str, *, base_override: str | None = None,
-                     profile: str | None = None, repo_name: str = "") -> tuple[ReviewRequest, list[str]]:
+                     profile: str | None = None, repo_name: str = "",
+                     config_path: str = CONFIG_PATH) -> tuple[ReviewRequest, list[str]]:
     """Fetch what the review needs into the checkout; return the request and notes for the report."""
     try:
         repo = Repo.open(repo_dir)
@@ -184,10 +186,12 @@ def prepare_checkout(target: PullRequestTarget, repo_dir: str, *, base_override:
         base = _ensure_base(repo, remote, target)
         base_tip = target.base_tip
         if base_tip and base_tip != base and not _have(repo, remote, base_tip):
-            notes.append(f"The tip {base_tip[:12]} of {target.base_ref} could not be fetched; staleness was not checked.")
+            notes.append(f"The tip {base_tip[:12]} of {target.base_ref} could not be fetched; "
+                         "staleness was not checked.")
             base_tip = None
     request = ReviewRequest(repo_dir=str(repo.root), base=base, head=head, pr=target.info, profile=profile,
-                            remote=remote, base_tip=base_tip, repo_name=repo_name)
+                            remote=remote, base_tip=base_tip, repo_name=repo_name, config_path=config_path,
+                            base_label=base_override or target.base_ref)
     return request, notes
 
 

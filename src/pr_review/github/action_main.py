@@ -1,0 +1,262 @@
+"""Entry point of the composite action: `python -m pr_review.github.action_main`.
+
+Inputs arrive as INPUT_* variables (action.yml maps each `inputs.<name>` through `env:`); the
+runner's GITHUB_* variables say which event, repository and files. A misconfigured input stops
+the step with a message naming it. Anything else a user can cause — an unsupported event, a PR
+that cannot be fetched, a token that may not post, GitHub being down — ends in a log line, a job
+summary and report.json, with exit status 0: the review is advisory and never fails a job.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import MutableMapping, TextIO
+
+from .. import __version__
+from ..catalog import load_catalog
+from ..config import CONFIG_PATH
+from ..git import GitError
+from ..model import Report
+from ..pipeline import ReviewRequest, review
+from ..profiles import load_profiles
+from ..report.escape import markdown_inline, workflow_data
+from ..report.render import render_json, render_sarif
+from .checks import annotation, find_runs, mark_new, post, split_by_cap, state_text, title
+from .client import GitHubClient, GitHubError
+from .commands import annotation_commands, append_step_summary, log, mask, step_summary_room, write_outputs
+from .event import (
+    PullRequestTarget,
+    Unsupported,
+    UserError,
+    authenticate_git,
+    prepare_checkout,
+    read_event,
+    resolve_target,
+)
+from .summary import CHECK_SUMMARY_LIMIT, JOB_SUMMARY_LIMIT, Publication, render_summary
+
+LANGUAGES = ("en", "zh")
+DEFAULT_CHECK_NAME = "PR review (advisory)"
+DEFAULT_MAX_ANNOTATIONS = 200
+OUTPUT_NAMES = ("verdict", "high", "medium", "low", "report-path", "sarif-path", "check-run-url")
+
+
+class InputError(Exception):
+    """A misconfigured input; the message names it."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    token: str
+    pr_number: int | None
+    base_ref: str
+    profile: str
+    config: str
+    check_name: str
+    max_annotations: int
+    language: str
+
+
+def read_inputs(env: MutableMapping[str, str], profiles: list[str]) -> Inputs:
+    def get(name: str, default: str = "") -> str:
+        return env.get(f"INPUT_{name.upper().replace('-', '_')}", "").strip() or default
+
+    raw_number = get("pr-number")
+    if raw_number and not (raw_number.isdigit() and int(raw_number) > 0):
+        raise InputError(f"input pr-number: '{raw_number}' is not a pull-request number")
+    if not raw_number and env.get("GITHUB_EVENT_NAME") == "workflow_dispatch":
+        raise InputError("input pr-number: required on workflow_dispatch (the number of the pull request to review)")
+    raw_cap = get("max-annotations", str(DEFAULT_MAX_ANNOTATIONS))
+    if not raw_cap.isdigit():
+        raise InputError(f"input max-annotations: '{raw_cap}' is not a whole number (0 turns annotations off)")
+    language = get("language", "en")
+    if language not in LANGUAGES:
+        raise InputError(f"input language: '{language}' is not one of {', '.join(LANGUAGES)}")
+    profile = get("profile")
+    if profile and profile not in profiles:
+        raise InputError(f"input profile: '{profile}' is not one of {', '.join(sorted(profiles))} "
+                         "(leave it empty to detect the profile)")
+    config = get("config")
+    if config and (config.startswith("/") or ".." in config.split("/") or "\\" in config):
+        raise InputError(f"input config: '{config}' must be a path inside the repository, like .github/pr-review.yml")
+    check_name = get("check-name", DEFAULT_CHECK_NAME)
+    return Inputs(token=get("github-token"), pr_number=int(raw_number) if raw_number else None,
+                  base_ref=get("base-ref"), profile=profile, config=config, check_name=check_name,
+                  max_annotations=int(raw_cap), language=language)
+
+
+@dataclass(frozen=True)
+class Runner:
+    """The GITHUB_* / RUNNER_* environment the step runs in."""
+
+    repository: str
+    api_url: str
+    server_url: str
+    output_path: str | None
+    summary_path: str | None
+    out_dir: Path
+    workspace: str
+
+    @classmethod
+    def from_env(cls, env: MutableMapping[str, str]) -> "Runner":
+        temp = env.get("RUNNER_TEMP") or tempfile.gettempdir()
+        return cls(repository=env.get("GITHUB_REPOSITORY", ""),
+                   api_url=env.get("GITHUB_API_URL") or "https://api.github.com",
+                   server_url=env.get("GITHUB_SERVER_URL") or "https://github.com",
+                   output_path=env.get("GITHUB_OUTPUT") or None, summary_path=env.get("GITHUB_STEP_SUMMARY") or None,
+                   out_dir=Path(temp) / "pr-review", workspace=env.get("GITHUB_WORKSPACE") or os.getcwd())
+
+
+def main(env: MutableMapping[str, str] | None = None, out: TextIO | None = None) -> int:
+    """Run the action; `env` defaults to the process environment, which git also reads (fetch credentials)."""
+    env = os.environ if env is None else env
+    out = out or sys.stdout
+    try:
+        inputs = read_inputs(env, list(load_profiles()))
+    except InputError as exc:
+        out.write(f"::error title=pr-review: misconfigured input::{workflow_data(str(exc))}\n")
+        return 1
+    if inputs.token:
+        out.write(mask(inputs.token) + "\n")
+    runner = Runner.from_env(env)
+    runner.out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        _run(inputs, runner, env, out)
+    except Exception as exc:  # a bug of ours must not fail the job of the repository under review
+        log(out, f"::group::pr-review internal error\n{traceback.format_exc()}::endgroup::")
+        _not_reviewed(runner, out, "ERROR", f"pr-review {__version__} failed: {type(exc).__name__}: {exc}. "
+                      "Please report this with the log above.", inputs.language)
+    return 0
+
+
+def _run(inputs: Inputs, runner: Runner, env: MutableMapping[str, str], out: TextIO) -> None:
+    if "/" not in runner.repository:
+        _not_reviewed(runner, out, "ERROR", "GITHUB_REPOSITORY is not set: this entry point runs inside GitHub "
+                      "Actions; use `pr-review review` on a workstation", inputs.language)
+        return
+    owner, repo = runner.repository.split("/", 1)
+    clients: list[GitHubClient] = []
+
+    def client() -> GitHubClient:
+        if not clients:
+            clients.append(GitHubClient(runner.api_url, inputs.token, owner, repo))
+        return clients[0]
+
+    try:
+        event = read_event(env)
+        target = resolve_target(event, inputs.pr_number, client)
+        authenticate_git(runner.workspace, runner.server_url, inputs.token, env)
+        request, notes = prepare_checkout(target, runner.workspace, base_override=inputs.base_ref or None,
+                                          profile=inputs.profile or None, repo_name=runner.repository,
+                                          config_path=inputs.config or CONFIG_PATH)
+        report = _review(request)
+    except Unsupported as exc:
+        _not_reviewed(runner, out, "SKIPPED", str(exc), inputs.language)
+        return
+    except (UserError, GitError) as exc:
+        _not_reviewed(runner, out, "ERROR", str(exc), inputs.language)
+        return
+    except GitHubError as exc:
+        _not_reviewed(runner, out, "ERROR", _github_reason(exc, "read the pull request"), inputs.language)
+        return
+    report.notes.extend(notes)
+    _publish(report, target, inputs, runner, client(), out)
+
+
+def _review(request: ReviewRequest) -> Report:
+    try:
+        return review(request)
+    except ValueError as exc:  # an unknown profile named by the repository's own config
+        raise UserError(str(exc)) from exc
+
+
+def _publish(report: Report, target: PullRequestTarget, inputs: Inputs, runner: Runner, client: GitHubClient,
+             out: TextIO) -> None:
+    annotated, listed_only = split_by_cap(report.findings, inputs.max_annotations)
+    publication = Publication(check_name=inputs.check_name, annotation_cap=inputs.max_annotations,
+                              unannotated=listed_only)
+    run_id = None
+    already_annotated: frozenset[str] = frozenset()
+    try:
+        run_id, previous = find_runs(client, inputs.check_name, report.head_sha, target.previous_head)
+        if previous is not None:
+            publication.previous_sha = previous.head_sha
+            publication.new_count, publication.gone_count = mark_new(report.findings, previous)
+            if previous.run_id == run_id:
+                already_annotated = previous.annotated
+                current = {f.fingerprint for f in report.findings}
+                publication.stale_annotations = len(previous.annotated - current)
+    except GitHubError as exc:
+        publication.fallback = _github_reason(exc, "read this commit's check runs", fork=target.fork)
+
+    report_path = runner.out_dir / "report.json"
+    sarif_path = runner.out_dir / "report.sarif"
+    report_path.write_text(render_json(report), encoding="utf-8")
+    sarif_path.write_text(render_sarif(report, load_catalog()), encoding="utf-8")
+
+    if publication.fallback is None:
+        to_send = [annotation(f, inputs.language) for f in annotated if f.fingerprint not in already_annotated]
+        summary = render_summary(report, publication, inputs.language, limit=CHECK_SUMMARY_LIMIT)
+        try:
+            run = post(client, name=inputs.check_name, head_sha=report.head_sha, run_id=run_id,
+                       output_title=title(report, inputs.language), summary=summary,
+                       text=state_text(report, already_annotated | {f.fingerprint for f in annotated}),
+                       annotations=to_send, external_id=f"pr-review:{target.number}")
+            publication.check_run_url = run.get("html_url") or ""
+        except GitHubError as exc:
+            publication.fallback = _github_reason(exc, "create the check run", fork=target.fork)
+
+    if publication.fallback is not None:
+        log(out, f"pr-review: {publication.fallback} Falling back to workflow-command annotations and the job summary.")
+        lines, publication.commands_left_out = annotation_commands(report.findings, inputs.language,
+                                                                    inputs.max_annotations)
+        for line in lines:
+            out.write(line + "\n")
+    room = step_summary_room(runner.summary_path, JOB_SUMMARY_LIMIT)
+    if room:
+        append_step_summary(runner.summary_path, render_summary(
+            report, publication, inputs.language, limit=room, size=lambda s: len(s.encode("utf-8")), where="job"))
+    counts = report.counts()
+    write_outputs(runner.output_path, {
+        "verdict": report.verdict, "high": str(counts["high"]), "medium": str(counts["medium"]),
+        "low": str(counts["low"]), "report-path": str(report_path), "sarif-path": str(sarif_path),
+        "check-run-url": publication.check_run_url or "",
+    })
+    log(out, f"pr-review: {title(report, 'en')} for PR #{target.number} at {report.head_sha[:12]}"
+        + (f"; check run {publication.check_run_url}" if publication.check_run_url else ""))
+
+
+def _github_reason(exc: GitHubError, doing: str, fork: bool = False) -> str:
+    if exc.forbidden:
+        why = ("this is a fork PR, and GitHub gives fork PRs a read-only token" if fork else
+               "the token lacks a permission; the workflow needs `permissions: checks: write, contents: read, "
+               "pull-requests: read, actions: read`")
+        return f"GitHub refused to {doing} ({exc.status}: {exc.detail}): {why}."
+    if exc.unavailable:
+        return f"GitHub did not answer when asked to {doing} ({exc.detail})."
+    return f"GitHub could not {doing} ({exc})."
+
+
+def _not_reviewed(runner: Runner, out: TextIO, verdict: str, reason: str, language: str) -> None:
+    """No review: say why in the log and the job summary, and still leave report.json and the outputs."""
+    level = "notice" if verdict == "SKIPPED" else "warning"
+    out.write(f"::{level} title=PR review not run::{workflow_data(reason)}\n")
+    runner.out_dir.mkdir(parents=True, exist_ok=True)
+    report_path = runner.out_dir / "report.json"
+    report_path.write_text(json.dumps({"schema": 1, "engine_version": __version__, "verdict": verdict,
+                                       "reason": reason, "counts": {"high": 0, "medium": 0, "low": 0}},
+                                      indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    heading = {"en": "PR review not run", "zh": "未进行 PR 审查"}[language]
+    if step_summary_room(runner.summary_path, JOB_SUMMARY_LIMIT) > 4096:
+        append_step_summary(runner.summary_path, f"## ℹ️ {heading}\n\n{markdown_inline(reason)}\n")
+    write_outputs(runner.output_path, {"verdict": verdict, "high": "0", "medium": "0", "low": "0",
+                                       "report-path": str(report_path), "sarif-path": "", "check-run-url": ""})
+
+
+if __name__ == "__main__":
+    sys.exit(main())

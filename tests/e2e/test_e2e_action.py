@@ -1,0 +1,194 @@
+"""The composite action run the way the runner runs it: action.yml's steps, in order, each `run:` as a
+bash script with its `env:` (expressions substituted here), the runner's GITHUB_* variables and file
+commands, against a real git repository and the fake GitHub on 127.0.0.1.
+
+The setup-python `uses:` step is skipped (the test's own interpreter is the job's python3), and
+PR_REVIEW_SKIP_INSTALL=true makes the install step reuse it instead of pip-installing from the network.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load(name: str) -> ModuleType:
+    """A helper module of tests/github (no conftest.py there: it would shadow tests/conftest.py)."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "tests" / "github" / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+for _name in ("fake_github", "gh_upstream", "gh_support", "gh_fixtures"):
+    _load(_name)
+gh_support, gh_upstream = sys.modules["gh_support"], sys.modules["gh_upstream"]
+fake, upstream = sys.modules["gh_fixtures"].fake, sys.modules["gh_fixtures"].upstream  # pytest fixtures
+EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+SETUP_PYTHON = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065"
+
+
+@dataclass
+class StepResult:
+    name: str
+    code: int
+    log: str
+
+
+@dataclass
+class ActionResult:
+    steps: list[StepResult]
+    outputs: dict[str, str]
+    summary: str
+    log: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.log = "".join(step.log for step in self.steps)
+
+
+def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dict[str, Any], workspace: Path,
+               api_url: str, tmp: Path) -> ActionResult:
+    meta = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert meta["runs"]["using"] == "composite"
+    unknown = set(with_) - set(meta["inputs"])
+    assert not unknown, f"the action has no input {unknown}"
+    github = {"token": token, "action_path": str(ROOT)}
+    inputs = {name: spec.get("default", "") for name, spec in meta["inputs"].items()}
+    inputs = {name: substitute(str(value), {"github": github}) for name, value in inputs.items()} | with_
+    steps: dict[str, dict[str, dict[str, str]]] = {}
+    (tmp / "event.json").write_text(json.dumps(event))
+    runner_env = {
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp),
+        "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
+        "GITHUB_EVENT_PATH": str(tmp / "event.json"), "GITHUB_REPOSITORY": "acme/kernels",
+        "GITHUB_API_URL": api_url, "GITHUB_SERVER_URL": "https://github.test", "GITHUB_WORKSPACE": str(workspace),
+        "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(tmp / "runner-temp"), "PR_REVIEW_SKIP_INSTALL": "true",
+    }
+    (tmp / "runner-temp").mkdir()
+    results, summary = [], ""
+    for index, step in enumerate(meta["runs"]["steps"]):
+        if "uses" in step:
+            assert step["uses"].startswith(SETUP_PYTHON) and step["if"] == "inputs.setup-python == 'true'"
+            continue
+        assert "if" not in step and step["shell"] == "bash"
+        assert "${{" not in step["run"], "expressions must reach run: through env:"
+        context = {"github": github, "inputs": inputs, "steps": steps}
+        files = {"GITHUB_OUTPUT": tmp / f"output{index}", "GITHUB_STEP_SUMMARY": tmp / f"summary{index}"}
+        for path in files.values():
+            path.touch()
+        env = runner_env | {k: str(v) for k, v in files.items()} | {
+            key: substitute(str(value), context) for key, value in (step.get("env") or {}).items()}
+        script = tmp / f"step{index}.sh"
+        script.write_text(step["run"])
+        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace,
+                              env=env, capture_output=True, text=True, timeout=120)
+        results.append(StepResult(step.get("name", ""), proc.returncode, proc.stdout + proc.stderr))
+        assert proc.returncode == 0, f"step {step.get('name')} failed:\n{proc.stdout}\n{proc.stderr}"
+        if "id" in step:
+            steps[step["id"]] = {"outputs": gh_support.parse_outputs(files["GITHUB_OUTPUT"].read_text())}
+        summary += files["GITHUB_STEP_SUMMARY"].read_text()
+    outputs = {name: substitute(spec["value"], {"steps": steps}) for name, spec in meta["outputs"].items()}
+    return ActionResult(results, outputs, summary)
+
+
+def substitute(text: str, context: dict[str, Any]) -> str:
+    def value(match: re.Match[str]) -> str:
+        node: Any = context
+        for part in match.group(1).split("."):
+            assert isinstance(node, dict) and part in node, f"unsupported expression {match.group(0)}"
+            node = node[part]
+        return str(node)
+
+    return EXPRESSION.sub(value, text)
+
+
+def pull_request_event(upstream: "gh_upstream.Upstream", fork: bool = False) -> dict[str, Any]:
+    return {"action": "opened", "number": 7, "pull_request": {
+        "number": 7, "title": "[perf] Speed up per-token quant", "body": "Faster.", "state": "open",
+        "merged": False, "html_url": "https://github.test/acme/kernels/pull/7", "user": {"login": "dev"},
+        "labels": [{"name": "perf"}],
+        "head": {"sha": upstream.pr_head, "ref": "feature",
+                 "repo": {"full_name": "someone/kernels" if fork else "acme/kernels"}},
+        "base": {"sha": upstream.base_sha, "ref": "main", "repo": {"full_name": "acme/kernels"}}}}
+
+
+def test_every_input_reaches_the_script_through_env() -> None:
+    meta = yaml.safe_load((ROOT / "action.yml").read_text())
+    review = next(step for step in meta["runs"]["steps"] if step.get("id") == "review")
+    mapped = {EXPRESSION.fullmatch(v).group(1) for v in review["env"].values()}
+    assert {f"inputs.{name}" for name in meta["inputs"]} - {"inputs.python-version", "inputs.setup-python"} <= mapped
+    assert set(meta["outputs"]) == {"verdict", "high", "medium", "low", "report-path", "sarif-path", "check-run-url"}
+    assert meta["inputs"]["github-token"]["default"] == "${{ github.token }}"
+
+
+def test_pull_request(upstream, fake, tmp_path: Path) -> None:
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    result = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path)
+    [check] = fake.check_runs.values()
+    report = json.loads(Path(result.outputs["report-path"]).read_text())
+    assert check["head_sha"] == upstream.pr_head and check["conclusion"] == "neutral"
+    assert check["name"] == "PR review (advisory)"
+    assert len(fake.annotations[check["id"]]) == len([f for f in report["findings"] if f["path"]])
+    assert result.outputs["verdict"] == "BLOCK" and result.outputs["check-run-url"] == check["html_url"]
+    assert [result.outputs[s] for s in ("high", "medium", "low")] == [str(report["counts"][s]) for s in
+                                                                      ("high", "medium", "low")]
+    assert report["head_sha"] == upstream.pr_head and report["merge_base"] == upstream.base_sha
+    assert Path(result.outputs["sarif-path"]).is_file()
+    assert "Posted as the check run" in result.summary
+    assert result.log.count("write-token") == 1 and "::add-mask::write-token" in result.log
+
+
+def test_workflow_dispatch_of_an_old_merged_pr(upstream, fake, tmp_path: Path) -> None:
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.main_sha, "refs/remotes/origin/main")
+    fake.add_pull(3, head_sha=upstream.old_head, base_sha=upstream.old_base_sha, state="closed", merged=True,
+                  title="Add rms_norm", head_ref="old-feature")
+    result = run_action(with_={"pr-number": "3", "language": "zh"}, token="write-token",
+                        event_name="workflow_dispatch", event={"inputs": {"pr-number": "3"}},
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path)
+    [check] = fake.check_runs.values()
+    assert check["head_sha"] == upstream.old_head
+    report = json.loads(Path(result.outputs["report-path"]).read_text())
+    assert report["pr"]["state"] == "merged" and report["base_sha"] == upstream.old_base_sha
+    assert {f["path"] for f in report["findings"]} == {"aiter/ops/norm.py"}
+    assert result.outputs["verdict"] == "NEEDS WORK"
+    assert check["output"]["summary"].startswith("# PR #3: Add rms\\_norm")
+    assert any("merged" in note for note in report["notes"])
+
+
+def test_fork_pr_with_a_read_only_token(upstream, fake, tmp_path: Path) -> None:
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    result = run_action(with_={}, token="read-token", event_name="pull_request",
+                        event=pull_request_event(upstream, fork=True), workspace=workspace, api_url=fake.url,
+                        tmp=tmp_path)
+    assert fake.check_runs == {} and [r.status for r in fake.requests("POST")] == [403]
+    assert "fork PRs a read-only token" in result.log
+    commands = [line for line in result.log.splitlines() if re.match(r"::(error|warning|notice) ", line)]
+    assert len(commands) == len(json.loads(Path(result.outputs["report-path"]).read_text())["findings"])
+    assert result.outputs["check-run-url"] == "" and result.outputs["verdict"] == "BLOCK"
+    assert "No check run was posted" in result.summary
+
+
+def test_github_answering_502_throughout(upstream, fake, tmp_path: Path) -> None:
+    fake.inject(502, message="Bad Gateway")
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    result = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path)
+    assert all(step.code == 0 for step in result.steps)
+    assert "GitHub did not answer when asked to read this commit's check runs (Bad Gateway)" in result.log, result.log
+    assert "## 🔴 BLOCK — advisory review" in result.summary
+    assert json.loads(Path(result.outputs["report-path"]).read_text())["findings"]
+    assert {r.status for r in fake.log} == {502}
