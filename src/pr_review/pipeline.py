@@ -142,16 +142,19 @@ def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tu
 
 
 def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], decided: dict[str, str],
-                   files: list[ChangedFile]) -> None:
+                   files: list[ChangedFile], catalog: Catalog) -> None:
+    """FIRE/CLEAR for derived rules a detector decided, with a reason naming what was read."""
     scanned = ", ".join(f.path for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
     for item in checklist:
         hits = [f for f in findings if f.rule == item.rule]
         if hits:
             item.verdict = "FIRE"
-            item.reason = "; ".join(f"{h.path}:{h.line}" for h in hits[:5])
+            item.reason = "; ".join(h.location for h in hits[:5])
         elif item.rule in decided:
             item.verdict = "CLEAR"
-            item.reason = f"detector {decided[item.rule]} read {scanned} and found no instance"
+            read = ("the PR title and description" if catalog.rules[item.rule].detector == "text"
+                    else scanned or "the diff")
+            item.reason = f"{decided[item.rule]} read {read} and found no instance"
 
 
 def describe(files: list[ChangedFile]) -> list[str]:
@@ -206,7 +209,7 @@ def review(request: ReviewRequest) -> Report:
             findings = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
-            apply_verdicts(checklist, findings, decided, files)
+            apply_verdicts(checklist, findings, decided, files, ctx.catalog)
         not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
         return Report(
             schema=REPORT_SCHEMA, engine_version=__version__, repo=request.repo_name or ctx.repo.root.name,
