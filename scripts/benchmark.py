@@ -44,6 +44,7 @@ def main() -> int:
     times: list[tuple[float, str]] = []
     sink = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
     failures = 0
+    broken = 0  # detector/evidence crashes the pipeline survived; they must not pass for "found nothing"
     for sha, subject in commits(args.repo, args.rev_range, args.count):
         start = time.perf_counter()
         try:
@@ -55,6 +56,7 @@ def main() -> int:
             continue
         elapsed = time.perf_counter() - start
         times.append((elapsed, sha))
+        broken += sum(1 for n in report.notes if n.startswith(("detector ", "evidence ")) and "failed" in n)
         if sink:
             sink.write(json.dumps({
                 "sha": sha, "subject": subject, "seconds": round(elapsed, 3),
@@ -65,6 +67,7 @@ def main() -> int:
                 "findings": [{"rule": f.rule, "path": f.path, "line": f.line, "severity": f.severity,
                               "problem": f.problem} for f in report.findings],
                 "not_checked": len(report.not_checked),
+                "notes": report.notes,
             }) + "\n")
     if sink:
         sink.close()
@@ -78,6 +81,8 @@ def main() -> int:
     print(f"p50 {statistics.median(seconds):.3f}s  p95 {percentile(seconds, 0.95):.3f}s  "
           f"max {slowest[0]:.3f}s ({slowest[1][:10]})  mean {statistics.mean(seconds):.3f}s")
     print(f"peak memory {peak_mb:.0f} MB (whole process)")
+    if broken:
+        print(f"WARNING: {broken} detector/evidence failure(s); see the notes in --jsonl output")
     return 0
 
 
