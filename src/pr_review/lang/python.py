@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+import weakref
 from typing import Iterator
 
 
@@ -64,3 +65,46 @@ def string_constants(tree: ast.Module) -> dict[str, str]:
                 if isinstance(target, ast.Name):
                     out[target.id] = stmt.value.value
     return out
+
+
+_QUALIFIED: weakref.WeakKeyDictionary[ast.AST, dict[str, ast.FunctionDef | ast.AsyncFunctionDef]] = \
+    weakref.WeakKeyDictionary()
+
+
+def qualified_functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Every def by qualified name (`Class.method`, `outer.inner`), to pair a head def with its base twin.
+
+    A name defined twice (e.g. under `if`/`else`) keeps the first definition. Cached per tree; treat the
+    result as read-only.
+    """
+    cached = _QUALIFIED.get(tree)
+    if cached is not None:
+        return cached
+    out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, FUNCTION_TYPES):
+                name = f"{prefix}{child.name}"
+                out.setdefault(name, child)
+                visit(child, name + ".")
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif not isinstance(child, ast.Lambda):
+                visit(child, prefix)
+
+    visit(tree, "")
+    _QUALIFIED[tree] = out
+    return out
+
+
+def touches(node: ast.AST, lines: set[int]) -> bool:
+    """True when any line of `node` (decorators included) is in `lines`."""
+    start = min([getattr(node, "lineno", 0)] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    end = getattr(node, "end_lineno", None) or start
+    return any(start <= n <= end for n in lines)
+
+
+def decorator_name(node: ast.AST) -> str:
+    """`torch.library.custom_op` for `@torch.library.custom_op("ns::op", ...)`; '' when not a dotted name."""
+    return dotted_name(node.func if isinstance(node, ast.Call) else node)

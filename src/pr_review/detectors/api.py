@@ -1,0 +1,812 @@
+"""API-surface rules decided from Python syntax on both sides of the diff and the head tree's callers.
+
+- api-propagation-incomplete (B6 aiter / B5 ATOM), sub-types:
+  param-discard — a parameter the PR adds that the body never reads;
+  param-removed — a parameter the PR removes that callers in the head tree still pass;
+  rename — a public def the PR removes or renames while importers/callers remain, with no shim;
+  attr-missing — a new `getattr(obj, "key", 0)` whose silent zero fallback changes behaviour.
+- defaulted-param-dead (E2 aiter / E3 ATOM): a parameter the PR adds with a default that no caller
+  in the tree passes, so the new behaviour never activates.
+"""
+from __future__ import annotations
+
+import ast
+import re
+import weakref
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..git.diff import ChangedFile
+from ..lang.python import (
+    FUNCTION_TYPES,
+    decorator_name,
+    dotted_name,
+    qualified_functions,
+    touches,
+)
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+Func = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+@dataclass
+class _Index:
+    """Per-module facts several checks need, computed once per parsed tree."""
+
+    owner_class: dict[ast.AST, ast.ClassDef]  # method → its class
+    uncalled: set[str]  # names loaded somewhere other than as the callee of a call
+    classes: list[ast.ClassDef]
+
+
+_INDEX: weakref.WeakKeyDictionary[ast.Module, _Index] = weakref.WeakKeyDictionary()
+
+
+def _index(tree: ast.Module) -> _Index:
+    found = _INDEX.get(tree)
+    if found is None:
+        owner: dict[ast.AST, ast.ClassDef] = {}
+        classes = []
+        callees: set[int] = set()
+        loads: list[ast.Name] = []
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                classes.append(node)
+                for item in node.body:
+                    if isinstance(item, FUNCTION_TYPES):
+                        owner[item] = node
+            elif isinstance(node, ast.Call):
+                callees.add(id(node.func))
+                if isinstance(node.func, ast.Subscript):
+                    callees.add(id(node.func.value))  # kernel[grid](...) launches the kernel
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads.append(node)
+        found = _Index(owner, {n.id for n in loads if id(n) not in callees}, classes)
+        _INDEX[tree] = found
+    return found
+
+# Method names whose callers cannot be found by name (called through the object or the framework).
+UNTRACEABLE = {"forward", "__call__", "__init__", "__new__", "__enter__", "__exit__", "__getitem__", "__setitem__",
+               "__getattr__", "__repr__", "__str__", "__eq__", "__hash__", "__len__", "__iter__", "__next__",
+               "__post_init__", "__del__", "backward", "setup", "run", "main", "apply", "build", "get", "update",
+               "step", "process", "execute", "call", "load", "save", "reset", "close", "start", "stop"}
+# A discarded parameter with one of these names most likely controls output correctness (🔴 per the seeds).
+CORRECTNESS_PARAM = re.compile(r"mask|scale|mapping|bias|stride|offset|indices|index|indptr|dtype|layout|"
+                               r"weight|out\b|output|residual|eps|topk|group|expert|causal|window|sink|softcap",
+                               re.IGNORECASE)
+NOT_RUNTIME = re.compile(r"(^|/)(scripts?|tools?|bench\w*|benchmarks?|examples?|profil\w*|docs?|csrc|3rdparty|"
+                        r"third_party|recipes|torch_ref|reference|\.github)/|(^|/)setup\.py$|(^|/)\w*tun(e|ing)\w*\.py$")
+STUB_DECORATORS = {"abstractmethod", "overload", "compile_ops", "abstractproperty", "override_abstract"}
+
+
+def _params(func: Func) -> list[ast.arg]:
+    a = func.args
+    return a.posonlyargs + a.args + a.kwonlyargs
+
+
+def _defaults(func: Func) -> dict[str, ast.AST]:
+    a = func.args
+    positional = a.posonlyargs + a.args
+    out = {arg.arg: d for arg, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)}
+    out.update({arg.arg: d for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None})
+    return out
+
+
+def _is_stub(func: Func) -> bool:
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)
+                                         and isinstance(s.value.value, str))]
+    if not body:
+        return True
+    if len(body) == 1:
+        s = body[0]
+        if isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)):
+            return True
+        if isinstance(s, ast.Raise):
+            return True
+        if isinstance(s, ast.Return) and (s.value is None or isinstance(s.value, ast.Constant) or (
+                isinstance(s.value, (ast.Dict, ast.List, ast.Tuple, ast.Set)) and not ast.unparse(s.value).strip("{}[]()"))):
+            return True  # a default hook (`return {}`) meant to be overridden
+    decorators = {decorator_name(d).rsplit(".", 1)[-1] for d in func.decorator_list}
+    return bool(decorators & STUB_DECORATORS)
+
+
+def _reads(func: Func) -> tuple[set[str], bool]:
+    """Names read anywhere in the body (nested scopes included), and whether the body can see its
+    arguments dynamically (locals(), vars(), inspect frames)."""
+    names: set[str] = set()
+    dynamic = False
+    for node in ast.walk(func):
+        if node is func:
+            continue
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Load, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, ast.Call) and dotted_name(node.func) in ("locals", "vars", "inspect.currentframe",
+                                                                       "sys._getframe", "inspect.getcallargs"):
+            dynamic = True
+    # defaults and decorators are evaluated outside the body
+    return names, dynamic
+
+
+def _class_of(tree: ast.Module, func: Func) -> ast.ClassDef | None:
+    return _index(tree).owner_class.get(func)
+
+
+def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.ClassDef, func: Func, param: str) -> bool:
+    """True when another class (a base class, or a sibling implementing the same protocol) defines the
+    same method with the same parameter: the signature is forced, and ignoring the value is structural."""
+    for node in _index(tree).classes:
+        if node is not cls:
+            for item in node.body:
+                if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in {a.arg for a in _params(item)}:
+                    return True
+    bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
+    bases = [b for b in bases if b and b not in ("object", "ABC", "Generic", "Protocol")]
+    if not bases:
+        return False
+    hits = review.source.grep(rf"^\s*def {re.escape(func.name)}\s*\(", "head", ("*.py",))
+    for path, _, _ in hits[:40]:
+        other = review.source.python(path)
+        if other is None:
+            continue
+        for node in ast.walk(other):
+            if isinstance(node, ast.ClassDef) and node.name in bases:
+                for item in node.body:
+                    if isinstance(item, FUNCTION_TYPES) and item.name == func.name:
+                        return True  # the base defines it: an override, whatever the base's parameters
+    # A base outside the tree (a vLLM/SGLang interface, torch.autograd.Function) forces the signature of
+    # the hooks it calls; nn.Module does not force forward()'s parameters.
+    external = [b for b in bases if b not in MODULE_BASES
+                and not review.source.grep(rf"^\s*class {re.escape(b)}\b", "head", ("*.py",), files_only=True)]
+    return bool(external) and not func.name.startswith("_")
+
+
+MODULE_BASES = {"Module", "nn.Module", "object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
+                "dataclass", "Exception", "ValueError", "RuntimeError", "dict", "list", "tuple", "str", "int"}
+
+
+@dataclass
+class _Sig:
+    qualname: str
+    func: Func
+    base: Func | None
+
+
+def _changed_signatures(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None) -> list[_Sig]:
+    """Functions whose `def` header (name, parameters) intersects the added lines."""
+    added = f.added_lines
+    base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
+    out = []
+    for qualname, func in qualified_functions(tree).items():
+        header_end = func.body[0].lineno - 1 if func.body else func.lineno
+        header = set(range(func.lineno, max(header_end, func.lineno) + 1))
+        if header & added:
+            out.append(_Sig(qualname, func, base_funcs.get(qualname)))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# callers in the head tree
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class _Call:
+    path: str
+    node: ast.Call
+
+
+def _callers(review: ReviewInput, names: set[str], max_files: int = 150) -> tuple[dict[str, list[_Call]], set[str]]:
+    """Calls by callee name in the head tree's Python files, and names also referenced without a call
+    (passed as a callback, partial, registry entry — their callers are unknown)."""
+    calls: dict[str, list[_Call]] = {n: [] for n in names}
+    uncalled: set[str] = set()
+    if not names:
+        return calls, uncalled
+    pattern = "|".join(sorted(re.escape(n) for n in names))
+    paths = [p for p, _, _ in review.source.grep(pattern, "head", ("*.py",), word=True, files_only=True)]
+    for path in paths[:max_files]:
+        tree = review.source.python(path)
+        if tree is None:
+            continue
+        call_funcs = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
+                name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else None
+                if name in calls:
+                    calls[name].append(_Call(path, node))
+                    call_funcs.add(id(callee))
+                if name == "super" or dotted_name(node.func).endswith("partial"):
+                    for arg in node.args[:1]:
+                        ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
+                        if ref in names:
+                            uncalled.add(ref)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
+                ref = node.id if isinstance(node, ast.Name) else node.attr
+                if ref in names:
+                    uncalled.add(ref)
+    return calls, uncalled
+
+
+def _passes(call: ast.Call, func: Func, param: str) -> bool | None:
+    """Whether `call` passes `param` to `func`: True/False, or None when it cannot tell (*args/**kwargs)."""
+    if any(k.arg == param for k in call.keywords):
+        return True
+    if any(k.arg is None for k in call.keywords):
+        return None
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    if param in positional:
+        index = positional.index(param)
+        if positional and positional[0] in ("self", "cls") and isinstance(call.func, (ast.Attribute, ast.Name)):
+            index -= 1  # bound method call: self is implicit
+        if any(isinstance(a, ast.Starred) for a in call.args):
+            return None
+        return len(call.args) > index
+    return False
+
+
+# --------------------------------------------------------------------------------------------
+# api-propagation-incomplete
+# --------------------------------------------------------------------------------------------
+
+@detector("api-propagation-incomplete")
+def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
+    removals: list[_Removal] = []
+    gone_defs: list[_GoneDef] = []
+    for f, tree in review.python_files(include_tests=False):
+        if NOT_RUNTIME.search(f.path):
+            continue
+        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        yield from _param_discard(review, f, tree, base_tree)
+        if any("getattr(" in t for _, t in f.added):
+            yield from _attr_missing(f, tree, review.source.text(f.old_path or f.path, "base") if base_tree else None)
+        if base_tree is not None:
+            removals += _param_removals(f, tree, base_tree)
+            gone_defs += _gone_defs(review, f, tree, base_tree)
+    if not removals and not gone_defs:
+        return
+    # one tree-wide look-up for every name involved, however many files the PR touches
+    defs = _defs_by_name(review, {r.func.name for r in removals} | {g.base.name for g in gone_defs})
+    yield from _param_removed(review, removals, defs)
+    yield from _removed_defs(review, [g for g in gone_defs if not defs.get(g.base.name)])
+
+
+def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: set[str] = frozenset()) -> list[ast.arg]:
+    func = sig.func
+    if _is_stub(func):
+        return []
+    base_params = {a.arg for a in _params(sig.base)} if sig.base is not None else set()
+    reads, dynamic = _reads(func)
+    if dynamic:
+        return []
+    out = []
+    cls = None
+    for arg in _params(func):
+        name = arg.arg
+        if name in base_params or name in ("self", "cls") or name.startswith("_") or name in reads:
+            continue
+        if name in conventions:
+            continue  # the file already carries this parameter unread elsewhere: a shared calling convention
+        if cls is None:
+            cls = _class_of(tree, func) or False
+        if cls and _method_signature_shared(review, tree, cls, func, name):
+            continue
+        if _decorator_consumes(review, func, name):
+            continue
+        out.append(arg)
+    return out
+
+
+PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "cached_property", "lru_cache", "cache", "wraps",
+                    "no_grad", "inference_mode", "jit", "autotune", "heuristics", "abstractmethod", "overload",
+                    "dataclass", "contextmanager", "setter", "getter", "override", "compile"}
+
+
+def _decorator_consumes(review: ReviewInput, func: Func, param: str) -> bool:
+    """A project decorator that takes the parameter itself (`@mark_trace` reading `prefix=` from the
+    call) makes an unread parameter intentional: the wrapper, not the body, consumes it."""
+    for d in func.decorator_list:
+        name = decorator_name(d).rsplit(".", 1)[-1]
+        if not name or name in PLAIN_DECORATORS:
+            continue
+        for path, _, _ in review.source.grep(rf"^\s*def {re.escape(name)}\s*\(", "head", ("*.py",))[:3]:
+            if re.search(rf"\b{re.escape(param)}\b", review.source.text(path) or ""):
+                return True
+    return False
+
+
+def _unread_params(tree: ast.Module | None) -> set[str]:
+    """Parameter names some function of the module accepts and never reads (a calling convention such as
+    a `prefix` every op wrapper takes for naming)."""
+    out: set[str] = set()
+    if tree is None:
+        return out
+    for func in ast.walk(tree):
+        if isinstance(func, FUNCTION_TYPES) and not _is_stub(func):
+            reads, dynamic = _reads(func)
+            if not dynamic:
+                out.update(a.arg for a in _params(func) if a.arg not in reads)
+    return out
+
+
+def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None) -> Iterable[Finding]:
+    added = f.added_lines
+    conventions: set[str] | None = None
+    for sig in _changed_signatures(f, tree, base_tree):
+        if sig.base is None:
+            continue  # a new function: no receiver was left behind (its API is reviewed as a whole)
+        if _forced_signature(tree, sig.func):
+            continue
+        kernel = _is_kernel(sig.func)
+        if not _discarded(review, tree, sig):
+            continue
+        if conventions is None:
+            conventions = _unread_params(base_tree)
+        for arg in _discarded(review, tree, sig, conventions):
+            if kernel and arg.annotation is not None and dotted_name(arg.annotation).endswith("constexpr") \
+                    and not _passed_by_launch(tree, sig.func.name, arg.arg):
+                continue  # a constexpr carried for a shared autotune config, not passed by this file's launches
+            if arg.lineno not in added and sig.func.lineno not in added:
+                continue
+            name = arg.arg
+            func = sig.func
+            high = bool(CORRECTNESS_PARAM.search(name))
+            new_where = "new function" if sig.base is None else "function"
+            yield Finding(
+                rule="api-propagation-incomplete", path=f.path, line=arg.lineno if arg.lineno in added else func.lineno,
+                problem=f"param-discard: parameter `{name}` of the {new_where} `{sig.qualname}` ({f.path}:{func.lineno}) "
+                        "is accepted but never read in its body.",
+                impact=f"Callers that pass `{name}` get the same result as without it: the value is silently ignored"
+                       + (", and it names something that decides the output." if high else "."),
+                action=f"Author must use `{name}` (forward it, or assert/raise on the values the body does not "
+                       f"support) or remove it from the signature.",
+                trigger=f"a caller passing a non-default `{name}` to `{func.name}` — the body never reads it" if high else None,
+                severity="high" if high else "medium",
+                evidence=[Evidence(f.path, arg.lineno, f"{name}: {ast.unparse(arg.annotation) if arg.annotation else ''}".rstrip(": "))],
+            )
+
+
+FAKE_NAME = re.compile(r"fake|_meta$|^meta_|abstract", re.IGNORECASE)
+
+
+def _forced_signature(tree: ast.Module, func: Func) -> bool:
+    """Fakes/meta functions mirror their op's signature, and a function handed to something else as a
+    callback (gen_fake=, launch_metadata=, a registry) has its parameters fixed by the caller."""
+    if FAKE_NAME.search(func.name):
+        return True
+    if any(re.search(r"register_fake|impl_abstract|register_meta|register_kernel|hook", decorator_name(d))
+           for d in func.decorator_list):
+        return True
+    return func.name in _index(tree).uncalled
+
+
+def _passed_by_launch(tree: ast.Module, kernel: str, param: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and \
+                dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel and any(k.arg == param for k in node.keywords):
+            return True
+    return False
+
+
+def _is_kernel(func: Func) -> bool:
+    return any(decorator_name(d).rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics") for d in func.decorator_list)
+
+
+@dataclass
+class _Removal:
+    f: ChangedFile
+    qualname: str
+    callee: str
+    func: Func
+    gone: list[str]
+
+
+def _param_removals(f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> list[_Removal]:
+    head_funcs = qualified_functions(tree)
+    base_funcs = qualified_functions(base_tree)
+    out = []
+    edited = f.added_lines | _removed_span(f)
+    for qualname, func in head_funcs.items():
+        base = base_funcs.get(qualname)
+        if base is None or func.name.startswith("_") and func.name != "__init__" or not touches(func, edited):
+            continue
+        if func.args.kwarg is not None:
+            continue  # **kwargs still accepts the old keyword
+        gone = [a.arg for a in _params(base) if a.arg not in {p.arg for p in _params(func)} and a.arg not in ("self", "cls")]
+        if gone:
+            cls = _class_of(tree, func)
+            callee = cls.name if func.name == "__init__" and cls else func.name
+            if callee not in UNTRACEABLE:
+                out.append(_Removal(f, qualname, callee, func, gone))
+    return out
+
+
+def _defs_by_name(review: ReviewInput, names: set[str]) -> dict[str, set[str]]:
+    """Paths of the head tree that define each name (`def name(`), in one grep."""
+    out: dict[str, set[str]] = {n: set() for n in names}
+    if not names:
+        return out
+    alternation = "|".join(sorted(map(re.escape, names)))
+    for path, _, text in review.source.grep(rf"^\s*(async\s+)?def ({alternation})\s*\(", "head", ("*.py",)):
+        m = re.match(r"\s*(?:async\s+)?def (\w+)", text)
+        if m and m.group(1) in out:
+            out[m.group(1)].add(path)
+    return out
+
+
+def _param_removed(review: ReviewInput, removals: list[_Removal], defs: dict[str, set[str]]) -> Iterable[Finding]:
+    removals = [r for r in removals if defs.get(r.func.name, set()) <= {r.f.path}]  # else call sites are ambiguous
+    if not removals:
+        return
+    calls, _ = _callers(review, {r.callee for r in removals})
+    for r in removals:
+        f, qualname, func, gone = r.f, r.qualname, r.func, r.gone
+        stale = [(c, p) for c in calls.get(r.callee, []) for p in gone if any(k.arg == p for k in c.node.keywords)]
+        if not stale:
+            continue
+        call, param = stale[0]
+        others = len({(c.path, c.node.lineno) for c, _ in stale}) - 1
+        yield Finding(
+            rule="api-propagation-incomplete", path=f.path, line=func.lineno,
+            problem=f"param-removed: `{qualname}` no longer accepts `{param}`, but {call.path}:{call.node.lineno} still "
+                    f"passes `{param}=`" + (f" (and {others} more call site(s))." if others else "."),
+            impact="That call raises TypeError (unexpected keyword argument) as soon as it runs; "
+                   "downstream repositories that pass it break the same way.",
+            action=f"Author must update every caller of `{func.name}` or keep accepting `{param}` "
+                   "(deprecated, with a warning) for a release.",
+            trigger=f"executing {call.path}:{call.node.lineno}: `{func.name}(..., {param}=...)` → TypeError",
+            evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c, _ in stale[:5]],
+        )
+
+
+def _removed_span(f: ChangedFile) -> set[int]:
+    """Head lines around the places where the PR deleted lines."""
+    from .state import changed_lines
+    return changed_lines(f) - f.added_lines
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    """Every name the module binds at top level (defs, classes, assignments, imports), including under
+    module-level if/try."""
+    names: set[str] = set()
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        s = stack.pop()
+        if isinstance(s, (*FUNCTION_TYPES, ast.ClassDef)):
+            names.add(s.name)
+        elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            for t in targets:
+                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+        elif isinstance(s, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in s.names)
+        elif isinstance(s, (ast.If, ast.Try, ast.With)):
+            for field in ("body", "orelse", "finalbody"):
+                stack.extend(getattr(s, field, []) or [])
+            for h in getattr(s, "handlers", []) or []:
+                stack.extend(h.body)
+    return names
+
+
+@dataclass
+class _GoneDef:
+    f: ChangedFile
+    tree: ast.Module
+    qualname: str
+    base: Func
+    renamed: str | None
+
+
+def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> list[_GoneDef]:
+    """Public top-level defs and public methods present on base and absent from the head file, with no
+    same-named binding (wrapper, alias, re-import) left behind."""
+    if f.path.endswith("__init__.py"):
+        return []
+    head_bound = _module_bindings(tree)
+    head_funcs = qualified_functions(tree)
+    base_funcs = qualified_functions(base_tree)
+    head_text = review.source.text(f.path) or ""
+    head_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    out = []
+    for qualname, base in base_funcs.items():
+        name = base.name
+        depth = qualname.count(".")
+        if qualname in head_funcs or name.startswith("_") or name in UNTRACEABLE or depth > 1:
+            continue
+        if depth == 0 and name in head_bound:
+            continue  # a same-named wrapper, alias or re-import keeps the module attribute
+        if depth == 1:
+            cls = qualname.split(".")[0]
+            if cls not in head_classes:
+                continue  # the whole class went away or moved: out of scope here
+            if re.search(rf"\b{re.escape(name)}\s*=", head_text):
+                continue  # re-bound as a class attribute/alias
+        out.append(_GoneDef(f, tree, qualname, base, _renamed_to(base, head_funcs, base_funcs, qualname)))
+    return out
+
+
+def _removed_defs(review: ReviewInput, gone: list[_GoneDef]) -> Iterable[Finding]:
+    """rename / removal with references remaining in the head tree."""
+    if not gone:
+        return
+    refs_by_name = _remaining_refs(review, gone)
+    for g in gone:
+        refs = refs_by_name.get(g.qualname, [])
+        if not refs:
+            continue
+        name, f = g.base.name, g.f
+        path, line, text = refs[0]
+        what = f"renamed to `{g.renamed}`" if g.renamed else "removed"
+        yield Finding(
+            rule="api-propagation-incomplete", path=f.path, line=_anchor_line(f, g.tree, g.base),
+            problem=f"rename: `{g.qualname}` was {what} in {f.path} with no shim keeping the old name, but "
+                    f"{path}:{line} still uses it" + (f" (and {len(refs) - 1} more)." if len(refs) > 1 else "."),
+            impact="Those importers and callers fail with ImportError/AttributeError at import or call time; "
+                   "for a public op, downstream repositories (ATOM, vLLM, SGLang) break the same way.",
+            action=f"Author must update every reference to `{name}` or keep a same-named wrapper/alias "
+                   "(or `fc_name=` pin for a compiled binding) until consumers migrate.",
+            trigger=f"running {path}:{line} (`{text.strip()[:80]}`) → `{name}` no longer exists",
+            evidence=[Evidence(p, n, t.strip()[:120]) for p, n, t in refs[:5]],
+        )
+
+
+def _anchor_line(f: ChangedFile, tree: ast.Module, base: Func) -> int:
+    """A head line near where the def used to be: the first added line at or after its old position."""
+    added = sorted(f.added_lines)
+    for start, length, h_start, h_len in f.hunks:
+        if start <= base.lineno < start + max(length, 1):
+            inside = [n for n in added if h_start <= n < h_start + max(h_len, 1)]
+            return inside[0] if inside else h_start
+    return added[0] if added else 1
+
+
+def _renamed_to(base: Func, head_funcs: dict[str, Func], base_funcs: dict[str, Func], qualname: str) -> str | None:
+    prefix = qualname.rsplit(".", 1)[0] + "." if "." in qualname else ""
+    params = [a.arg for a in _params(base)]
+    for q, func in head_funcs.items():
+        if q in base_funcs or not q.startswith(prefix) or q.count(".") != qualname.count("."):
+            continue
+        if [a.arg for a in _params(func)] == params and params:
+            return func.name
+    return None
+
+
+def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[str, list[tuple[str, int, str]]]:
+    """Per removed def, the references in the head tree that resolve to it: imports of it from its module
+    (or a package that re-exports it), qualified attribute uses, bare uses in its own file, and — for a
+    method — attribute calls anywhere (no other def of that name exists, checked by the caller)."""
+    by_name: dict[str, list[_GoneDef]] = {}
+    for g in gone:
+        by_name.setdefault(g.base.name, []).append(g)
+    out: dict[str, list[tuple[str, int, str]]] = {}
+    pattern = "|".join(sorted(map(re.escape, by_name)))
+    for hit_path, _, _ in review.source.grep(pattern, "head", ("*.py",), word=True, files_only=True)[:150]:
+        tree = review.source.python(hit_path)
+        if tree is None:
+            continue
+        lines = review.source.lines(hit_path)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                names = [a.name for a in node.names if a.name in by_name]
+            elif isinstance(node, ast.Attribute) and node.attr in by_name and isinstance(node.ctx, ast.Load):
+                names = [node.attr]
+            elif isinstance(node, ast.Name) and node.id in by_name and isinstance(node.ctx, ast.Load):
+                names = [node.id]
+            else:
+                continue
+            for name in names:
+                for g in by_name[name]:
+                    if _resolves(node, g, hit_path):
+                        n = node.lineno
+                        out.setdefault(g.qualname, []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
+    return {k: sorted(set(v)) for k, v in out.items()}
+
+
+def _resolves(node: ast.AST, g: _GoneDef, hit_path: str) -> bool:
+    method = "." in g.qualname
+    parts = set(g.f.path[:-3].split("/"))
+    if isinstance(node, ast.ImportFrom):
+        return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
+    if isinstance(node, ast.Attribute):
+        if method:
+            return True
+        owner = dotted_name(node.value)
+        return bool(owner) and bool(set(owner.split(".")) & parts)
+    return not method and hit_path == g.f.path
+
+
+ZERO_DEFAULTS = (0, 0.0)
+# Objects that carry a model's or a run's configuration, and keys that size or count something: a missing
+# key there silently shrinks the model (no shared experts, no rope dims) instead of failing.
+CONFIG_OBJECT = re.compile(r"^(args|config|cfg|conf|hf|hf_config|hf_text_config|text_config|model_config|"
+                           r"\w+_config|\w+_cfg|hparams|params|model_args|model_cfg|arch_config)$", re.IGNORECASE)
+COUNT_KEY = re.compile(r"^(n|num)_(shared_|routed_|local_|kv_|key_value_|attention_|hidden_|nextn_predict_)?"
+                       r"(experts|heads|layers|experts_per_tok|expert_groups|groups)$|"
+                       r"^(head_dim|v_head_dim|qk_rope_head_dim|qk_nope_head_dim|hidden_size|intermediate_size|"
+                       r"moe_intermediate_size|kv_lora_rank|q_lora_rank|vocab_size|topk_group|n_group|"
+                       r"first_k_dense_replace|num_experts_per_tok|moe_topk|top_k)$", re.IGNORECASE)
+VALIDATOR = re.compile(r"strict|check|validate|require|assert|expect|ensure", re.IGNORECASE)
+
+
+def _attr_missing(f: ChangedFile, tree: ast.Module, base_text: str | None) -> Iterable[Finding]:
+    added = f.added_lines
+    base_flat = re.sub(r"\s+", "", base_text or "")
+    for func in [n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)] or []:
+        guarded = {(dotted_name(n.args[0]), n.args[1].value) for n in ast.walk(func)
+                   if isinstance(n, ast.Call) and dotted_name(n.func) == "hasattr" and len(n.args) == 2
+                   and isinstance(n.args[1], ast.Constant)}
+        parents = {c: p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
+        for node in ast.walk(func):
+            if not (isinstance(node, ast.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3):
+                continue
+            if node.lineno not in added or _owner_func(func, node) is not func:
+                continue
+            if _tested(node, parents) or _validated(node, parents, func):
+                continue  # the code branches on the fallback value, or validates it: handled
+            obj, key, default = node.args
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            if not (isinstance(default, ast.Constant) and type(default.value) in (int, float)
+                    and default.value in ZERO_DEFAULTS):
+                continue
+            obj_text = dotted_name(obj) or ast.unparse(obj)
+            if (obj_text, key.value) in guarded or obj_text in ("self", "cls"):
+                continue  # presence checked, or an instance probing its own lazily-set state
+            if not CONFIG_OBJECT.search(obj_text.rsplit(".", 1)[-1]) or not COUNT_KEY.search(key.value):
+                continue  # only a model/config size read with a silent zero: the ATOM#1548 shape
+            if re.sub(r"\s+", "", ast.unparse(node)) in base_flat:
+                continue  # the same fallback already existed on base
+            yield Finding(
+                rule="api-propagation-incomplete", path=f.path, line=node.lineno,
+                problem=f"attr-missing: `{ast.unparse(node)}` in `{func.name}` ({f.path}:{node.lineno}) falls back to "
+                        f"{default.value!r} without a warning when `{obj_text}` has no `{key.value}`.",
+                impact=f"A config or module spelling the attribute differently (or predating it) silently gets "
+                       f"{default.value!r}, and whatever `{key.value}` sizes or enables is dropped with no error.",
+                action=f"Reviewer should ask whether every `{obj_text}` reaching this line defines `{key.value}`; "
+                       "if it can be absent, the author must log or raise on the fallback instead of defaulting silently.",
+                trigger=f"when `{key.value}` is absent from `{obj_text}`, getattr returns {default.value!r} and the "
+                        f"code below runs as if `{key.value}` were {default.value!r}",
+                tag="inferred", severity="medium",
+                evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:120])],
+            )
+
+
+def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """True when the value feeds a condition, a comparison, an `and`/`or` fallback chain, or is itself the
+    fallback of another getattr (an alias chain: `getattr(c, "n_x", getattr(c, "num_x", 0))`)."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Call) and dotted_name(parent.func) == "getattr" and node in parent.args[2:]:
+        return True
+    child = node
+    while child in parents and not isinstance(child, ast.stmt):
+        parent = parents[child]
+        if isinstance(parent, (ast.BoolOp, ast.Compare)):
+            return True
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is child:
+            return True
+        if isinstance(parent, ast.comprehension) and child in parent.ifs:
+            return True
+        child = parent
+    return False
+
+
+def _validated(node: ast.AST, parents: dict[ast.AST, ast.AST], func: ast.AST) -> bool:
+    """The value goes through a validating call (`_strict_integer(...)`), or the variable it is stored in is
+    tested later in the function (`if head_dim == 0:` fallback)."""
+    child = node
+    while child in parents and not isinstance(child, ast.stmt):
+        parent = parents[child]
+        if isinstance(parent, ast.Call) and VALIDATOR.search(dotted_name(parent.func).rsplit(".", 1)[-1]):
+            return True
+        child = parent
+    stmt = child
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        name = stmt.targets[0].id
+        for n in ast.walk(func):
+            if isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)) and getattr(n, "lineno", 0) > stmt.lineno \
+                    and name in {x.id for x in ast.walk(n.test) if isinstance(x, ast.Name)}:
+                return True
+    return False
+
+
+def _owner_func(func: ast.AST, node: ast.AST) -> ast.AST:
+    owner = func
+    stack = [(func, func)]
+    while stack:
+        n, current = stack.pop()
+        for child in ast.iter_child_nodes(n):
+            if child is node:
+                return current
+            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else current))
+    return owner
+
+
+# --------------------------------------------------------------------------------------------
+# defaulted-param-dead
+# --------------------------------------------------------------------------------------------
+
+@detector("defaulted-param-dead")
+def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
+    wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
+    for f, tree in review.python_files(include_tests=False):
+        if NOT_RUNTIME.search(f.path):
+            continue
+        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        if base_tree is None:
+            continue
+        for sig in _changed_signatures(f, tree, base_tree):
+            func = sig.func
+            if sig.base is None or _is_kernel(func) or _forced_signature(tree, func):
+                continue  # kernels are launched by their own wrapper; fakes and callbacks mirror a signature
+            if _is_stub(func) and not _is_compiled(func):
+                continue
+            cls = _class_of(tree, func)
+            if any(part.startswith("_") and not part.startswith("__") for part in sig.qualname.split(".")):
+                continue  # private: not an API a consumer passes parameters to
+            if "." in sig.qualname and cls is None:
+                continue  # a closure inside another function: its only callers are right there
+            callee = cls.name if func.name == "__init__" and cls else func.name
+            if callee in UNTRACEABLE:
+                continue
+            base_params = {a.arg for a in _params(sig.base)}
+            if cls is not None and any(_method_signature_shared(review, tree, cls, func, a.arg)
+                                       for a in _params(func) if a.arg not in base_params):
+                continue  # a hook whose signature a base class or framework interface dictates
+            defaults = _defaults(func)
+            discarded = {a.arg for a in _discarded(review, tree, sig)}
+            source = ast.get_source_segment(review.source.text(f.path) or "", func) or ""
+            new = []
+            for arg in _params(func):
+                if arg.arg in base_params or arg.arg not in defaults or arg.arg in discarded or arg.arg.startswith("_"):
+                    continue
+                if arg.lineno not in f.added_lines or _compat_param(source, arg.arg):
+                    continue  # a legacy/deprecated alias kept for callers outside the tree is not new behaviour
+                default = defaults[arg.arg]
+                if isinstance(default, ast.Name) and default.id == arg.arg:
+                    continue  # `x=x`: binds a value at definition time, not an option for callers
+                new.append((arg, ast.unparse(defaults[arg.arg])))
+            if new:
+                wanted.append((f, sig, callee, new))
+    if not wanted:
+        return
+    calls, uncalled = _callers(review, {w[2] for w in wanted})
+    for f, sig, callee, new in wanted:
+        if callee in uncalled:
+            continue  # also referenced without a call (alias, callback, registry): some callers are unknown
+        sites = calls.get(callee, [])
+        dead = [(arg, default) for arg, default in new
+                if all(_passes(c.node, sig.func, arg.arg) is False for c in sites)]
+        if not dead:
+            continue
+        shown = ", ".join(f"`{a.arg}={d}`" for a, d in dead)
+        n = len(sites)
+        plural = "s" if len(dead) > 1 else ""
+        yield Finding(
+            rule="defaulted-param-dead", path=f.path, line=dead[0][0].lineno,
+            end_line=dead[-1][0].lineno if len(dead) > 1 else None,
+            problem=f"New parameter{plural} {shown} of `{sig.qualname}` ({f.path}:{sig.func.lineno}) "
+                    + (f"{'are' if plural else 'is'} passed by none of its {n} call site(s) in the tree."
+                       if n else f"{'have' if plural else 'has'} no caller in the tree."),
+            impact="Every existing caller keeps the default, so the behaviour the parameter adds stays off "
+                   "until a consumer (here or in a downstream repository) passes it.",
+            action=f"Reviewer should ask which caller will pass {shown} and whether that consumer-side change "
+                   "is linked or tracked.",
+            tag="verified",
+            evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c in sites[:3]],
+        )
+
+
+COMPAT_WORDS = re.compile(r"legacy|deprecat|backward[- ]compat|compatib|alias|old name", re.IGNORECASE)
+
+
+def _compat_param(source: str, name: str) -> bool:
+    """The function's text calls the parameter legacy/deprecated/an alias (docstring or comment)."""
+    for line in source.splitlines():
+        if re.search(rf"\b{re.escape(name)}\b", line) and COMPAT_WORDS.search(line):
+            return True
+    return False
+
+
+def _is_compiled(func: Func) -> bool:
+    return any(decorator_name(d).rsplit(".", 1)[-1] == "compile_ops" for d in func.decorator_list)

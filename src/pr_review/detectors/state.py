@@ -1,0 +1,924 @@
+"""State rules decided from Python syntax: names bound on some paths only, and torch.compile fakes.
+
+- conditional-binding (D1b): a local bound on some branches of a new or changed `if`/`try` and
+  read after it on a path where it can still be unbound.
+- fake-impl-missing (D7): a new tensor-returning custom op with no fake anywhere in the head tree.
+- fake-impl-mismatch (D6): a fake whose returned dtype or arity visibly differs from its real op.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..git.diff import ChangedFile
+from ..lang.python import (
+    FUNCTION_TYPES,
+    decorator_name,
+    dotted_name,
+    qualified_functions,
+    touches,
+)
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+
+def changed_lines(f: ChangedFile) -> set[int]:
+    """Head lines the PR added, plus the head lines on either side of every deletion (a deleted `else:`
+    changes the `if` around it without adding a line to it)."""
+    added = f.added_lines
+    removed = {n for n, _ in f.removed}
+    lines = set(added)
+    for b_start, b_len, h_start, h_len in f.hunks:
+        gone = sorted(n for n in removed if b_start <= n < b_start + max(b_len, 1))
+        if not gone:
+            continue
+        base, pos, end = b_start, h_start, h_start + max(h_len, 1)
+        for n in gone:
+            while base < n and pos < end:  # a change group lists its '-' lines before its '+' lines
+                if base in removed:
+                    base += 1
+                elif pos in added:
+                    pos += 1
+                else:
+                    base += 1
+                    pos += 1
+            lines.update(p for p in (pos - 1, pos) if h_start <= p < end)
+    return lines
+
+
+# --------------------------------------------------------------------------------------------
+# conditional-binding (D1b)
+# --------------------------------------------------------------------------------------------
+
+EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "os.abort", "pytest.fail", "pytest.skip",
+              "pytest.xfail", "pytest.exit", "typing.assert_never", "assert_never"}
+BRANCHING = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension, ast.ExceptHandler)
+
+
+@dataclass
+class _State:
+    bound: set[str]
+    causes: dict[str, ast.AST] = field(default_factory=dict)  # partially bound name → the If/Try that did it
+
+    def copy(self) -> _State:
+        return _State(set(self.bound), dict(self.causes))
+
+    def bind(self, name: str) -> None:
+        self.bound.add(name)
+        self.causes.pop(name, None)
+
+
+@dataclass
+class _Read:
+    name: str
+    node: ast.Name
+    cause: ast.AST
+
+
+AMBIGUOUS = ast.Pass()  # cause marker: partly bound by two separate constructs (likely complementary tests)
+
+
+def _merge(states: list[_State | None], node: ast.AST, tracked: set[str], before: _State) -> _State | None:
+    live = [s for s in states if s is not None]
+    if not live:
+        return None
+    bound = set.intersection(*(s.bound for s in live))
+    out = _State(bound)
+    for s in live:
+        for name, cause in s.causes.items():
+            if name not in bound:
+                out.causes.setdefault(name, cause)
+        for name in s.bound - bound:
+            if name in tracked:
+                # bound on this branch, not on another; when an earlier construct had already bound it on
+                # some paths, the two conditions may well be complementary (`if M == 2: …` then
+                # `if M == 1: … else: <uses the M == 2 binding>`), which syntax cannot decide
+                out.causes[name] = AMBIGUOUS if name in before.causes else node
+    return out
+
+
+class _Flow:
+    """Definite-assignment analysis of one function body, recording reads of maybe-unbound locals."""
+
+    def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef):
+        self.func = func
+        self.locals = _local_names(func)
+        self.constants = _single_constants(func)
+        self.reads: list[_Read] = []
+        self.loop_breaks: list[list[_State]] = []
+
+    def constant_truth(self, test: ast.AST) -> bool | None:
+        """The value of a test that is a literal, or a local assigned one literal and never re-bound
+        (`is_a16w4 = True` … `if is_a16w4:`), possibly negated."""
+        negate = False
+        while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            negate, test = not negate, test.operand
+        if isinstance(test, ast.Constant):
+            return bool(test.value) != negate
+        if isinstance(test, ast.Name) and test.id in self.constants:
+            return bool(self.constants[test.id]) != negate
+        return None
+
+    def run(self) -> list[_Read]:
+        args = self.func.args
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        self.block(self.func.body, _State(set(params)))
+        return self.reads
+
+    # -- expressions ---------------------------------------------------------------------
+    def expr(self, node: ast.AST | None, state: _State) -> None:
+        if node is None:
+            return
+        for name_node, bound_here in _expr_events(node):
+            if bound_here:
+                state.bind(name_node.id)
+            elif name_node.id in self.locals and name_node.id not in state.bound:
+                cause = state.causes.get(name_node.id)
+                if cause is not None:
+                    self.reads.append(_Read(name_node.id, name_node, cause))
+
+    def target(self, node: ast.AST, state: _State) -> None:
+        if isinstance(node, ast.Name):
+            state.bind(node.id)
+        elif isinstance(node, (ast.Tuple, ast.List)):
+            for elt in node.elts:
+                self.target(elt, state)
+        elif isinstance(node, ast.Starred):
+            self.target(node.value, state)
+        else:  # attribute / subscript targets read their base
+            self.expr(node, state)
+
+    # -- statements ----------------------------------------------------------------------
+    def block(self, body: list[ast.stmt], state: _State | None) -> _State | None:
+        for stmt in body:
+            if state is None:
+                return None
+            state = self.stmt(stmt, state)
+        return state
+
+    def stmt(self, s: ast.stmt, state: _State) -> _State | None:
+        if isinstance(s, (ast.Return,)):
+            self.expr(s.value, state)
+            return None
+        if isinstance(s, ast.Raise):
+            self.expr(s.exc, state)
+            return None
+        if isinstance(s, ast.Continue):
+            return None
+        if isinstance(s, ast.Break):
+            if self.loop_breaks:
+                self.loop_breaks[-1].append(state.copy())
+            return None
+        if isinstance(s, ast.Assert):
+            self.expr(s.test, state)
+            if isinstance(s.test, ast.Constant) and not s.test.value:
+                return None
+            return state
+        if isinstance(s, ast.Expr):
+            self.expr(s.value, state)
+            if isinstance(s.value, ast.Call) and dotted_name(s.value.func) in EXIT_CALLS:
+                return None
+            return state
+        if isinstance(s, ast.Assign):
+            self.expr(s.value, state)
+            for t in s.targets:
+                self.target(t, state)
+            return state
+        if isinstance(s, ast.AnnAssign):
+            self.expr(s.value, state)
+            if s.value is not None:
+                self.target(s.target, state)
+            return state
+        if isinstance(s, ast.AugAssign):
+            self.expr(s.value, state)
+            if isinstance(s.target, ast.Name):  # `x += …` reads x first
+                name = s.target.id
+                if name in self.locals and name not in state.bound and state.causes.get(name) is not None:
+                    self.reads.append(_Read(name, s.target, state.causes[name]))
+            self.target(s.target, state)
+            return state
+        if isinstance(s, ast.Delete):
+            for t in s.targets:
+                if isinstance(t, ast.Name):
+                    state.bound.discard(t.id)
+                    state.causes.pop(t.id, None)
+                else:
+                    self.expr(t, state)
+            return state
+        if isinstance(s, (ast.Import, ast.ImportFrom)):
+            for alias in s.names:
+                state.bind((alias.asname or alias.name).split(".")[0])
+            return state
+        if isinstance(s, (*FUNCTION_TYPES, ast.ClassDef)):
+            for d in s.decorator_list:
+                self.expr(d, state)
+            if isinstance(s, FUNCTION_TYPES):
+                for default in s.args.defaults + [d for d in s.args.kw_defaults if d is not None]:
+                    self.expr(default, state)
+            else:
+                for b in s.bases:
+                    self.expr(b, state)
+            state.bind(s.name)
+            return state
+        if isinstance(s, ast.If):
+            self.expr(s.test, state)
+            known = self.constant_truth(s.test)
+            if known is True:
+                return self.block(s.body, state.copy())
+            if known is False:
+                return self.block(s.orelse, state.copy())
+            return _merge([self.block(s.body, state.copy()), self.block(s.orelse, state.copy())], s, self.locals, state)
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            self.expr(s.iter, state)
+            inner = state.copy()
+            self.target(s.target, inner)
+            self.loop_breaks.append([])
+            self.block(s.body, inner)
+            self.loop_breaks.pop()
+            after = self.block(s.orelse, state.copy())
+            return _loop_exit(state, after, s, self.locals)
+        if isinstance(s, ast.While):
+            self.expr(s.test, state)
+            self.loop_breaks.append([])
+            self.block(s.body, state.copy())
+            breaks = self.loop_breaks.pop()
+            if _always_true(s.test):
+                return _loop_exit(state, _merge(breaks, s, self.locals, state), s, self.locals) if breaks else None
+            return _loop_exit(state, self.block(s.orelse, state.copy()), s, self.locals)
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            for item in s.items:
+                self.expr(item.context_expr, state)
+                if item.optional_vars is not None:
+                    self.target(item.optional_vars, state)
+            return self.block(s.body, state)
+        if isinstance(s, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            done = self.block(s.body, state.copy())
+            done = self.block(s.orelse, done) if done is not None else None
+            branches = [done]
+            for h in s.handlers:
+                hs = state.copy()
+                self.expr(h.type, hs)
+                if h.name:
+                    hs.bind(h.name)
+                end = self.block(h.body, hs)
+                if end is not None and h.name:
+                    end.bound.discard(h.name)
+                branches.append(end)
+            merged = _merge(branches, s, self.locals, state)
+            if s.finalbody:
+                if merged is None:
+                    self.block(s.finalbody, state.copy())
+                    return None
+                return self.block(s.finalbody, merged)
+            return merged
+        if isinstance(s, ast.Match):
+            self.expr(s.subject, state)
+            branches = []
+            exhaustive = False
+            for case in s.cases:
+                cs = state.copy()
+                for n in ast.walk(case.pattern):
+                    for attr in ("name", "rest"):
+                        v = getattr(n, attr, None)
+                        if isinstance(v, str):
+                            cs.bind(v)
+                self.expr(case.guard, cs)
+                branches.append(self.block(case.body, cs))
+                if isinstance(case.pattern, ast.MatchAs) and case.pattern.pattern is None and case.guard is None:
+                    exhaustive = True
+            if not exhaustive:
+                branches.append(state.copy())
+            return _merge(branches, s, self.locals, state)
+        if isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass)):
+            return state
+        for child in ast.iter_child_nodes(s):  # anything else: read what it reads
+            if isinstance(child, ast.expr):
+                self.expr(child, state)
+        return state
+
+
+def _loop_exit(before: _State, after: _State | None, loop: ast.AST, tracked: set[str]) -> _State:
+    """After a loop only what was bound before it is certain; body bindings are attributed to the
+    loop (so they are never blamed on an `if` inside it)."""
+    out = before.copy()
+    if after is not None:
+        for name in after.bound - before.bound:
+            if name in tracked:
+                out.causes[name] = loop
+        for name in after.causes:
+            if name not in out.bound:
+                out.causes.setdefault(name, loop)
+    return out
+
+
+def _single_constants(func: ast.AST) -> dict[str, object]:
+    """Locals bound exactly once, to a literal (parameters excluded)."""
+    counts: dict[str, int] = {}
+    values: dict[str, object] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Constant):
+            values[node.targets[0].id] = node.value.value
+    args = func.args if isinstance(func, FUNCTION_TYPES) else None
+    params = {a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs)} if args else set()
+    return {k: v for k, v in values.items() if counts.get(k) == 1 and k not in params}
+
+
+def _always_true(test: ast.AST) -> bool:
+    return isinstance(test, ast.Constant) and bool(test.value)
+
+
+def _expr_events(node: ast.AST) -> Iterable[tuple[ast.Name, bool]]:
+    """Name reads (False) and walrus bindings (True) in evaluation order; lambda bodies are skipped
+    (they run later) and comprehension variables are local to the comprehension."""
+    hidden: set[str] = set()
+
+    def visit(n: ast.AST) -> Iterable[tuple[ast.Name, bool]]:
+        if isinstance(n, ast.Lambda):
+            for d in n.args.defaults:
+                yield from visit(d)
+            return
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            names = {t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            hidden.update(names)
+            for g in n.generators:
+                yield from visit(g.iter)
+                for cond in g.ifs:
+                    yield from visit(cond)
+            for part in ([n.key, n.value] if isinstance(n, ast.DictComp) else [n.elt]):
+                yield from visit(part)
+            hidden.difference_update(names)
+            return
+        if isinstance(n, ast.NamedExpr):
+            yield from visit(n.value)
+            yield n.target, True
+            return
+        if isinstance(n, ast.Name):
+            if isinstance(n.ctx, ast.Load) and n.id not in hidden:
+                yield n, False
+            return
+        for child in ast.iter_child_nodes(n):
+            yield from visit(child)
+
+    yield from visit(node)
+
+
+def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
+    """Names Python treats as local to `func` (bound somewhere in its own body)."""
+    bound: set[str] = set()
+    declared: set[str] = set()
+    stack: list[ast.AST] = list(func.body)
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef)):
+            bound.add(n.name)
+            stack.extend(n.decorator_list)
+            continue
+        if isinstance(n, ast.Lambda):
+            continue
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            stack.extend(g.iter for g in n.generators)
+            stack.extend(w for w in ast.walk(n) if isinstance(w, ast.NamedExpr))
+            continue
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            bound.add(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in n.names)
+        elif isinstance(n, ast.ExceptHandler) and n.name or isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+            bound.add(n.name)
+        stack.extend(ast.iter_child_nodes(n))
+    return bound - declared
+
+
+def _enclosing(func: ast.AST, target: ast.AST) -> list[ast.AST]:
+    """The chain of nodes from `func` down to (excluding) `target`."""
+    path: list[ast.AST] = []
+
+    def visit(n: ast.AST) -> bool:
+        for child in ast.iter_child_nodes(n):
+            if child is target:
+                return True
+            path.append(child)
+            if visit(child):
+                return True
+            path.pop()
+        return False
+
+    visit(func)
+    return path
+
+
+def _guarded_apart(func: ast.AST, read: ast.AST, cause: ast.AST) -> bool:
+    """True when the read sits under a condition that does not also enclose the binding construct:
+    the read may be correlated with the branch that binds (`if fp8: s = …` … `if fp8: use(s)`)."""
+    read_path = _enclosing(func, read)
+    cause_path = set(map(id, _enclosing(func, cause))) | {id(cause)}
+    cause_names = _test_names(cause)
+    for node in read_path:
+        if id(node) in cause_path:
+            continue
+        if isinstance(node, BRANCHING) or isinstance(node, ast.Try) and read not in _try_body_nodes(node):
+            return True
+        if isinstance(node, (ast.For, ast.AsyncFor)) and cause_names & {
+                n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}:
+            return True  # `for _ in range(NUM_BUFFERS - 1)` runs only when the binding test held
+    return False
+
+
+def _pruned_before(func: ast.AST, read: ast.AST, cause: ast.AST) -> bool:
+    """An early exit between the construct and the read tests a flag the construct itself sets
+    (`except: size = 1` … `if size <= 1: return` … use of what the `try` bound): the unbound path
+    most likely leaves there, which syntax alone cannot prove wrong."""
+    set_inside = {n.id for n in ast.walk(cause) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    end = cause.end_lineno or cause.lineno
+    for node in ast.walk(func):
+        if not isinstance(node, ast.If) or not end < node.lineno < read.lineno or node.orelse:
+            continue
+        if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) and \
+                set_inside & {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}:
+            return True
+    return False
+
+
+def _test_names(cause: ast.AST) -> set[str]:
+    names: set[str] = set()
+    node = cause
+    while isinstance(node, ast.If):
+        names |= {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        node = node.orelse[0] if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) else None
+    return names
+
+
+def _try_body_nodes(node: ast.Try) -> set[ast.AST]:
+    return {n for stmt in node.body for n in ast.walk(stmt)}
+
+
+def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
+    reads = _Flow(func).run()
+    out: list[_Read] = []
+    seen: set[str] = set()
+    for r in sorted(reads, key=lambda r: (r.node.lineno, r.node.col_offset)):
+        if r.name in seen or not isinstance(r.cause, (ast.If, ast.Try, ast.Match)):
+            continue
+        if r.node.lineno <= (r.cause.end_lineno or r.cause.lineno):
+            continue  # a read inside the construct itself (a loop-carried pattern), not after it
+        if _guarded_apart(func, r.node, r.cause) or _pruned_before(func, r.node, r.cause):
+            continue
+        seen.add(r.name)
+        out.append(r)
+    return out
+
+
+@detector("conditional-binding")
+def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False):
+        changed = changed_lines(f)
+        base_funcs: dict[str, ast.AST] | None = None
+        for qualname, func in qualified_functions(tree).items():
+            if not touches(func, changed):
+                continue
+            reads = [r for r in _maybe_unbound(func) if touches(r.cause, changed)]
+            if not reads:
+                continue
+            if base_funcs is None:
+                base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+                base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
+            base_func = base_funcs.get(qualname)
+            already = {r.name for r in _maybe_unbound(base_func)} if base_func is not None else set()
+            for r in reads:
+                if r.name in already:
+                    continue  # the same name was already maybe-unbound there on base
+                yield _binding_finding(f.path, qualname, r, changed)
+
+
+def _binding_finding(path: str, qualname: str, r: _Read, changed: set[int]) -> Finding:
+    cause = r.cause
+    binders = sorted({n.lineno for n in ast.walk(cause)
+                      if isinstance(n, ast.Name) and n.id == r.name and isinstance(n.ctx, ast.Store)})
+    where = f"line {binders[0]}" if binders else f"the block at line {cause.lineno}"
+    if isinstance(cause, ast.If):
+        tests = _chain_tests(cause)
+        kind = "if/elif chain" if len(tests) > 1 else "`if`"
+        shown = " / ".join(f"`{t}`" for t in tests[:3])
+        problem = (f"`{r.name}` is bound only inside the {kind} at {path}:{cause.lineno} ({shown}, no `else` binding it) "
+                   f"and read unconditionally at {path}:{r.node.lineno} in `{qualname}`.")
+        trigger = f"when {'none of ' if len(tests) > 1 else ''}{shown} {'holds' if len(tests) > 1 else 'is false'}, " \
+                  f"`{r.name}` is never bound and line {r.node.lineno} raises UnboundLocalError"
+        tag = "inferred" if len(tests) > 1 else "verified"
+    elif isinstance(cause, ast.Try):
+        caught = ", ".join(ast.unparse(h.type) if h.type is not None else "any exception" for h in cause.handlers) or "an exception"
+        problem = (f"`{r.name}` is bound inside the `try` at {path}:{cause.lineno} but an `except` ({caught}) falls through "
+                   f"without binding it, and it is read at {path}:{r.node.lineno} in `{qualname}`.")
+        trigger = f"when the `try` body raises {caught} before {where}, line {r.node.lineno} raises UnboundLocalError"
+        tag = "verified"
+    else:
+        problem = (f"`{r.name}` is bound only in some `case` arms of the `match` at {path}:{cause.lineno} and read at "
+                   f"{path}:{r.node.lineno} in `{qualname}`.")
+        trigger = f"when no `case` that binds `{r.name}` matches, line {r.node.lineno} raises UnboundLocalError"
+        tag = "verified"
+    line = r.node.lineno if r.node.lineno in changed else next((b for b in binders if b in changed), cause.lineno)
+    return Finding(
+        rule="conditional-binding", path=path, line=line,
+        problem=problem,
+        impact="On the path that skips the binding Python raises UnboundLocalError at run time; tests that "
+               "only exercise the binding branch never see it.",
+        action=f"Author must bind `{r.name}` on every path (a default before the block, or an `else` that binds "
+               f"or raises) or move the read into the branch that binds it.",
+        trigger=trigger, tag=tag, severity=None if tag == "verified" else "medium",
+        evidence=[Evidence(path, b, f"{r.name} bound here") for b in binders[:3]]
+        + [Evidence(path, r.node.lineno, f"{r.name} read here")],
+    )
+
+
+def _chain_tests(node: ast.If) -> list[str]:
+    tests = [ast.unparse(node.test)[:60]]
+    while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+        node = node.orelse[0]
+        tests.append(ast.unparse(node.test)[:60])
+    return tests
+
+
+# --------------------------------------------------------------------------------------------
+# fake-impl-missing (D7) and fake-impl-mismatch (D6)
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class _Op:
+    """One custom-op registration found in a file."""
+
+    name: str  # the op's short name (C++ binding name for compile_ops)
+    kind: str  # compile_ops | custom_op | direct_register | compile_guard
+    node: ast.AST  # the def (decorated forms) or the registration call
+    real: ast.FunctionDef | ast.AsyncFunctionDef | None
+    fake: ast.AST | None = None  # expression naming the fake, when passed as an argument
+    qualified: str = ""  # "ns::name" for torch.library ops
+
+
+REGISTRATION = re.compile(r"compile_ops|custom_op|direct_register_custom_op|torch_compile_guard")
+FAKE_WORDS = re.compile(r"fake|abstract")
+
+
+def _kw(call: ast.Call, name: str, position: int | None = None) -> ast.AST | None:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    if position is not None and len(call.args) > position:
+        return call.args[position]
+    return None
+
+
+def _str(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _ops(tree: ast.Module) -> list[_Op]:
+    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)}
+    ops: list[_Op] = []
+    for node in ast.walk(tree):
+        if isinstance(node, FUNCTION_TYPES):
+            for d in node.decorator_list:
+                name = decorator_name(d)
+                last = name.rsplit(".", 1)[-1]
+                if last == "compile_ops" and isinstance(d, ast.Call):
+                    fc = _str(_kw(d, "fc_name", 1)) or node.name
+                    ops.append(_Op(fc, "compile_ops", node, node, _kw(d, "gen_fake", 3)))
+                elif last == "custom_op" and name in ("torch.library.custom_op", "library.custom_op", "custom_op") \
+                        and isinstance(d, ast.Call):
+                    qual = _str(_kw(d, "name", 0)) or node.name
+                    ops.append(_Op(node.name, "custom_op", node, node, None, qual))
+                elif last == "torch_compile_guard" and isinstance(d, ast.Call) and _kw(d, "gen_fake") is not None:
+                    ops.append(_Op(node.name, "compile_guard", node, node, _kw(d, "gen_fake")))
+        elif isinstance(node, ast.Call) and dotted_name(node.func).rsplit(".", 1)[-1] == "direct_register_custom_op":
+            op_name = _str(_kw(node, "op_name", 0))
+            func = _kw(node, "op_func", 1)
+            if op_name is None:
+                continue
+            real = defs.get(func.id) if isinstance(func, ast.Name) else None
+            fake = _kw(node, "fake_impl", 3)
+            if isinstance(fake, ast.Constant) and fake.value is None:
+                fake = None
+            ops.append(_Op(op_name, "direct_register", node, real, fake))
+    return ops
+
+
+def _returns_tensor(func: ast.FunctionDef | ast.AsyncFunctionDef | None) -> bool | None:
+    """True/False from the return annotation; None when there is none."""
+    if func is None or func.returns is None:
+        return None
+    text = ast.unparse(func.returns)
+    if text in ("None", "NoReturn"):
+        return False
+    return "Tensor" in text
+
+
+def _fake_elsewhere(review: ReviewInput, op: _Op) -> tuple[str, int] | None:
+    """Where a fake for `op` is registered or defined in the head tree, if anywhere."""
+    names = {op.name}
+    if op.real is not None:
+        names.add(op.real.name)
+    if op.qualified:
+        names.add(op.qualified.split("::")[-1])
+    alts = "|".join(re.escape(n.lstrip("_")) for n in sorted(names))
+    pattern = (rf"(register_fake|impl_abstract|register_meta|_register_fake)\b.*\b_?({alts})\b"
+               rf"|\b_?({alts})\.(register_fake|register_abstract|impl_abstract)\b"
+               rf"|def _?(({alts})_(fake|meta|abstract)\w*|fake_({alts})|gen_({alts})_fake\w*)\s*\(")
+    hits = review.source.grep(pattern, "head", ("*.py",))
+    return (hits[0][0], hits[0][1]) if hits else None
+
+
+def _unwrapped(review: ReviewInput, op: _Op) -> bool:
+    """aiter lists ops that are deliberately not registered with torch (NONE_WRAPPED_OP)."""
+    for path, _, _ in review.source.grep("NONE_WRAPPED_OP", "head", ("*.py",), fixed=True, files_only=True):
+        text = review.source.text(path) or ""
+        if f'"{op.name}"' in text or f"'{op.name}'" in text:
+            return True
+    return False
+
+
+@detector("fake-impl-missing")
+def fake_impl_missing(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False):
+        if not any(REGISTRATION.search(t) for _, t in f.added):
+            continue
+        changed = f.added_lines
+        head_ops = [op for op in _ops(tree) if touches(op.node, changed)]
+        if not head_ops:
+            continue
+        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_names = {op.name for op in _ops(base_tree)} if base_tree is not None else set()
+        for op in head_ops:
+            if op.name in base_names or op.fake is not None or op.kind == "compile_guard":
+                continue  # not new, or its fake is passed as an argument
+            if _returns_tensor(op.real) is not True:
+                continue  # returns nothing (torch derives a trivial fake) or is not visibly a tensor op
+            if _fake_elsewhere(review, op) or _unwrapped(review, op):
+                continue
+            line = op.node.lineno
+            shown = op.qualified or op.name
+            how = {"compile_ops": "`@compile_ops` without `gen_fake=`",
+                   "custom_op": "`torch.library.custom_op` with no `register_fake`",
+                   "direct_register": "`direct_register_custom_op` without `fake_impl=`"}[op.kind]
+            fallback = ("aiter's abstract impl then calls the stub body, which returns None instead of a tensor"
+                        if op.kind == "compile_ops" else "tracing finds no fake kernel for the op")
+            yield Finding(
+                rule="fake-impl-missing", path=f.path, line=line,
+                problem=f"New op `{shown}` at {f.path}:{line} is registered with {how}, returns a tensor, and no "
+                        f"fake/abstract implementation for it exists anywhere in the tree.",
+                impact="torch.compile traces custom ops with FakeTensors; without a fake the op is opaque: "
+                       f"{fallback}, so compiled models crash at trace time or fall back to eager.",
+                action="Author must register a fake that returns correctly shaped and typed empty tensors ("
+                       + {"compile_ops": "pass `gen_fake=` to `@compile_ops`",
+                          "custom_op": f"`@{op.real.name if op.real else op.name}.register_fake`",
+                          "direct_register": "pass `fake_impl=`"}[op.kind]
+                       + ") and test the op under torch.compile.",
+                trigger=f"any torch.compile'd model that calls `{shown}`: {fallback}",
+                evidence=[Evidence(f.path, line, ast.unparse(op.node).splitlines()[0][:120] if isinstance(op.node, ast.Call)
+                                   else f"def {op.real.name if op.real else op.name}")],
+            )
+
+
+DTYPE_ALIASES = {
+    "bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "half": "fp16", "fp16": "fp16",
+    "float32": "fp32", "float": "fp32", "fp32": "fp32", "float64": "fp64", "double": "fp64",
+    "int32": "i32", "i32": "i32", "int": "i32", "int64": "i64", "long": "i64", "i64": "i64",
+    "int8": "i8", "i8": "i8", "uint8": "u8", "u8": "u8", "int16": "i16", "bool": "bool",
+    "fp4x2": "fp4", "float4_e2m1fn_x2": "fp4", "fp8_e8m0": "e8m0", "float8_e8m0fnu": "e8m0",
+}
+ALLOCATORS = {"empty", "zeros", "ones", "full", "empty_strided", "rand", "randn", "randint", "arange", "tensor"}
+LIKE_ALLOCATORS = {"empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like"}
+
+
+def _dtype_key(node: ast.AST, params: set[str]) -> tuple[str, str] | None:
+    """('const', canonical) for a literal dtype, ('like', x) for `x.dtype`, ('param', p) for a dtype parameter."""
+    name = dotted_name(node)
+    if name.endswith(".dtype") and name.count(".") == 1:
+        return ("like", name.split(".")[0])
+    if isinstance(node, ast.Name) and node.id in params:
+        return ("param", node.id)
+    if name.startswith(("torch.", "dtypes.", "aiter.dtypes.", "tl.")):
+        leaf = name.rsplit(".", 1)[-1]
+        if "float8" in leaf or leaf.startswith("fp8") and leaf != "fp8_e8m0":
+            return ("const", "fp8")
+        return ("const", DTYPE_ALIASES.get(leaf, leaf))
+    return None
+
+
+def _element_dtype(expr: ast.AST, func: ast.AST, params: set[str], depth: int = 0) -> tuple[str, str] | None:
+    if depth > 4:
+        return None
+    if isinstance(expr, ast.Name):
+        if expr.id in params:
+            return ("like", expr.id)
+        values = [n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
+        return _element_dtype(values[-1], func, params, depth + 1) if len(values) == 1 else None
+    if not isinstance(expr, ast.Call):
+        return None
+    callee = dotted_name(expr.func)
+    leaf = callee.rsplit(".", 1)[-1]
+    dtype = _kw(expr, "dtype")
+    if leaf in LIKE_ALLOCATORS and callee.startswith("torch."):
+        if dtype is not None:
+            return _dtype_key(dtype, params)
+        return _element_dtype(expr.args[0], func, params, depth + 1) if expr.args else None
+    if leaf in ALLOCATORS and callee.startswith("torch."):
+        return _dtype_key(dtype, params) if dtype is not None else None
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("new_empty", "new_zeros", "new_ones", "new_full"):
+        if dtype is not None:
+            return _dtype_key(dtype, params)
+        return _element_dtype(expr.func.value, func, params, depth + 1)
+    if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "view") and (expr.args or dtype is not None):
+        arg = dtype if dtype is not None else expr.args[0]
+        return _dtype_key(arg, params)
+    return None
+
+
+def _return_shape(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST] | None:
+    """The elements of the (single, consistent) returned tuple or value; None when not statically visible."""
+    body = [s for s in func.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if not body or all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body) \
+            or (len(body) == 1 and isinstance(body[0], (ast.Pass,))):
+        return None  # a stub: the real op is elsewhere (C++)
+    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None
+               and _owner(func, n) is func]
+    if not returns:
+        return None
+    shapes = []
+    params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
+    for r in returns:
+        if isinstance(r.value, ast.Tuple):
+            shapes.append(list(r.value.elts))
+        elif _element_dtype(r.value, func, params) is not None:
+            shapes.append([r.value])  # visibly one tensor
+        else:
+            return None  # e.g. `return helper(...)`: a tuple or a tensor, we cannot tell
+    if len({len(s) for s in shapes}) != 1:
+        return None
+    return shapes[-1]
+
+
+def _owner(func: ast.AST, node: ast.AST) -> ast.AST | None:
+    """The innermost function of `func` that contains `node`."""
+    owner = func
+    stack = [(func, func)]
+    while stack:
+        n, current = stack.pop()
+        for child in ast.iter_child_nodes(n):
+            if child is node:
+                return current
+            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else current))
+    return owner
+
+
+def _annotation_arity(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
+    if func.returns is None:
+        return None
+    ann = func.returns
+    if isinstance(ann, ast.Subscript) and dotted_name(ann.value).rsplit(".", 1)[-1] in ("Tuple", "tuple"):
+        elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        if any(isinstance(e, ast.Constant) and e.value is Ellipsis for e in elts):
+            return None
+        return len(elts)
+    text = ast.unparse(ann)
+    return 1 if re.fullmatch(r"(torch\.)?Tensor", text) else None
+
+
+def _fake_pairs(tree: ast.Module) -> list[tuple[_Op, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)}
+    pairs = []
+    for op in _ops(tree):
+        if op.fake is not None and isinstance(op.fake, ast.Name) and op.fake.id in defs:
+            pairs.append((op, defs[op.fake.id]))
+    # @<op>.register_fake / torch.library.register_fake("ns::op") on a def
+    by_name = {op.real.name: op for op in _ops(tree) if op.kind == "custom_op" and op.real is not None}
+    by_qual = {op.qualified: op for op in by_name.values()}
+    for node in ast.walk(tree):
+        if not isinstance(node, FUNCTION_TYPES):
+            continue
+        for d in node.decorator_list:
+            name = decorator_name(d)
+            if name.endswith(".register_fake") and name.split(".")[0] in by_name:
+                pairs.append((by_name[name.split(".")[0]], node))
+            elif name.rsplit(".", 1)[-1] in ("register_fake", "impl_abstract") and isinstance(d, ast.Call):
+                qual = _str(_kw(d, "op", 0))
+                if qual in by_qual:
+                    pairs.append((by_qual[qual], node))
+    return pairs
+
+
+@detector("fake-impl-mismatch")
+def fake_impl_mismatch(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False):
+        if not FAKE_WORDS.search(review.source.text(f.path) or ""):
+            continue
+        changed = changed_lines(f)
+        base_pairs: dict[str, set[str]] | None = None
+        for op, fake in _fake_pairs(tree):
+            real = op.real
+            if real is None or not (touches(fake, changed) or touches(real, changed) or touches(op.node, changed)):
+                continue
+            if base_pairs is None:
+                base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+                base_pairs = _pair_verdicts(base_tree) if base_tree is not None else {}
+            verdicts = _pair_verdicts_one(op, fake)
+            if verdicts and verdicts <= base_pairs.get(fake.name, set()):
+                continue  # the same disagreement already existed on base: not introduced here
+            fake_shape = _return_shape(fake)
+            if fake_shape is None:
+                continue
+            real_shape = _return_shape(real)
+            real_arity = len(real_shape) if real_shape is not None else _annotation_arity(real)
+            where = f"{f.path}:{fake.lineno}"
+            if real_arity is not None and real_arity != len(fake_shape):
+                yield Finding(
+                    rule="fake-impl-mismatch", path=f.path, line=_fake_line(fake, real, f.added_lines),
+                    problem=f"Fake `{fake.name}` ({where}) returns {_count(len(fake_shape))} but the real op "
+                            f"`{op.qualified or op.name}` ({f.path}:{real.lineno}) returns {_count(real_arity)}"
+                            + (" — the PR changed the op's return and left the fake as it was."
+                               if touches(real, changed) and not touches(fake, changed) else "."),
+                    impact="torch.compile builds the graph from the fake's outputs; an arity mismatch fails at "
+                           "trace time or binds the wrong output downstream.",
+                    action=f"Author must make `{fake.name}` return exactly the outputs of the real op, in order.",
+                    trigger=f"tracing `{op.qualified or op.name}` under torch.compile: the fake yields "
+                            f"{_count(len(fake_shape))} where the op yields {_count(real_arity)}",
+                    evidence=[Evidence(f.path, fake.lineno, f"def {fake.name}"), Evidence(f.path, real.lineno, f"def {real.name}")],
+                )
+                continue
+            if real_shape is None:
+                continue
+            fake_params = {a.arg for a in fake.args.args + fake.args.kwonlyargs + fake.args.posonlyargs}
+            real_params = {a.arg for a in real.args.args + real.args.kwonlyargs + real.args.posonlyargs}
+            for i, (r_el, f_el) in enumerate(zip(real_shape, fake_shape)):
+                rk = _element_dtype(r_el, real, real_params)
+                fk = _element_dtype(f_el, fake, fake_params)
+                if rk is None or fk is None or rk == fk:
+                    continue
+                proven = rk[0] == "const" and fk[0] == "const"
+                yield Finding(
+                    rule="fake-impl-mismatch", path=f.path, line=_fake_line(fake, real, f.added_lines),
+                    problem=f"Output {i} of fake `{fake.name}` ({where}) has dtype {_show(fk)} but the real op "
+                            f"`{op.qualified or op.name}` returns {_show(rk)} there ({f.path}:{r_el.lineno})"
+                            + ("." if proven else " — is that the same dtype for every caller?"),
+                    impact="torch.compile propagates the fake's dtype; a wrong one compiles cleanly and then fails a "
+                           "dtype check or silently miscomputes at run time.",
+                    action=(f"Author must derive output {i}'s dtype in `{fake.name}` the same way the real op does."
+                            if proven else f"Reviewer should ask whether output {i}'s dtype in `{fake.name}` always "
+                            "equals the real op's, and derive both from the same input."),
+                    trigger=(f"tracing `{op.qualified or op.name}` under torch.compile: the fake declares "
+                             f"{_show(fk)} for output {i}, the kernel writes {_show(rk)}") if proven else None,
+                    tag="verified" if proven else "inferred",
+                    severity=None if proven else "medium",
+                    evidence=[Evidence(f.path, f_el.lineno, ast.unparse(f_el)[:100]),
+                              Evidence(f.path, r_el.lineno, ast.unparse(r_el)[:100])],
+                )
+
+
+def _pair_verdicts_one(op: _Op, fake: ast.AST) -> set[str]:
+    """A comparable summary of how a fake disagrees with its op (arity and per-output dtype keys)."""
+    real = op.real
+    fake_shape = _return_shape(fake)
+    if real is None or fake_shape is None:
+        return set()
+    out = set()
+    real_shape = _return_shape(real)
+    real_arity = len(real_shape) if real_shape is not None else _annotation_arity(real)
+    if real_arity is not None and real_arity != len(fake_shape):
+        out.add(f"arity:{real_arity}:{len(fake_shape)}")
+    if real_shape is not None:
+        fp = {a.arg for a in fake.args.args + fake.args.kwonlyargs + fake.args.posonlyargs}
+        rp = {a.arg for a in real.args.args + real.args.kwonlyargs + real.args.posonlyargs}
+        for i, (r_el, f_el) in enumerate(zip(real_shape, fake_shape)):
+            rk, fk = _element_dtype(r_el, real, rp), _element_dtype(f_el, fake, fp)
+            if rk is not None and fk is not None and rk != fk:
+                out.add(f"dtype:{i}:{rk}:{fk}")
+    return out
+
+
+def _pair_verdicts(tree: ast.Module) -> dict[str, set[str]]:
+    return {fake.name: _pair_verdicts_one(op, fake) for op, fake in _fake_pairs(tree)}
+
+
+def _count(n: int) -> str:
+    return "one output" if n == 1 else f"{n} outputs"
+
+
+def _show(key: tuple[str, str]) -> str:
+    kind, value = key
+    return {"const": f"`{value}`", "like": f"the dtype of `{value}`", "param": f"the `{value}` argument"}[kind]
+
+
+def _fake_line(fake: ast.AST, real: ast.AST, changed: set[int]) -> int:
+    """The def the PR edited (fake first); a stale fake is reported where the real op changed."""
+    for node in (fake, real):
+        if touches(node, changed):
+            return node.lineno
+    return fake.lineno
