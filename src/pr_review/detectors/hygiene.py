@@ -1,0 +1,471 @@
+"""Repository hygiene: develop=True registrations, throw-away scripts, kpack on gfx950, new dependencies."""
+from __future__ import annotations
+
+import ast
+import json
+import re
+import sys
+from typing import Iterable
+
+import tomllib
+
+from ..lang.python import dotted_name, string_constants
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+# ----------------------------------------------------------------------------- develop-flag (HK8)
+
+OPT_CONFIG = "aiter/jit/optCompilerConfig.json"
+OPS_HEADER = "csrc/include/rocm_ops.hpp"
+STREAM_MACRO = "AITER_SET_STREAM_PYBIND"
+STREAM_SETTER = '"_set_current_hip_stream"'  # what the develop path calls on the module (the macro defines it)
+
+
+@detector("develop-flag")
+def develop_flag(review: ReviewInput) -> Iterable[Finding]:
+    config: dict | None = None
+    for f in review.changed("python", include_tests=False):
+        if not any(re.search(r"\bdevelop\s*=\s*True", t) for _, t in f.added):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
+        added = f.added_lines
+        constants: dict[str, str] | None = None
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            flag = next((k for k in node.keywords if k.arg == "develop"), None)
+            if flag is None or not (isinstance(flag.value, ast.Constant) and flag.value.value is True):
+                continue
+            if flag.value.lineno not in added and node.lineno not in added:
+                continue
+            callee = dotted_name(node.func).rsplit(".", 1)[-1]
+            if callee != "compile_ops" and not re.search(r"build|compile|module", callee):
+                continue
+            first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "_md_name"), None)
+            module = ""
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                module = first.value
+            elif isinstance(first, ast.Name):
+                if constants is None:
+                    constants = string_constants(tree)
+                module = constants.get(first.id, "")
+            op = _decorated(tree, node)
+            if config is None:
+                config = _load_json(review, OPT_CONFIG) or {}
+            if config and (not module or _torch_free_module(review, config, module)):
+                continue  # on the torch-free pybind path develop=True is the module's binding mode (or unknown)
+            where = f" for module `{module}`" if module else ""
+            if module and config:
+                why = (f"`{module}`'s pybind source does not register `{STREAM_MACRO}` (directly or through a "
+                       f"macro of {OPS_HEADER}), so the module is not on the torch-free binding path that "
+                       "develop=True selects")
+            else:
+                why = "develop=True is a development setting"
+            yield Finding(
+                rule="develop-flag", path=f.path, line=flag.value.lineno,
+                problem=f"`{op or callee}` is registered with `develop=True`{where}; {why}.",
+                impact="The op is built and bound in development mode for every user, and the flag does not match "
+                       "how its module is compiled.",
+                action="Author must drop develop=True, or convert the module's pybind source to the torch-free "
+                       "binding (aiter_tensor_t + AITER_SET_STREAM_PYBIND) in the same PR.",
+                tag="verified" if module and config else "inferred",
+                evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:140])],
+            )
+
+
+def _decorated(tree: ast.Module, call: ast.Call) -> str:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in node.decorator_list:
+            return node.name
+    return ""
+
+
+def _load_json(review: ReviewInput, path: str) -> dict | None:
+    text = review.source.text(path)
+    if text is None:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _torch_free_module(review: ReviewInput, config: dict, module: str) -> bool:
+    entry = config.get(module)
+    if not isinstance(entry, dict):
+        return True  # not a configured JIT module (generated or built elsewhere): cannot judge
+    sources = [re.sub(r"^f?['\"]|['\"]$", "", s) for s in entry.get("srcs") or [] if isinstance(s, str)]
+    pybinds = [s.replace("{AITER_CSRC_DIR}", "csrc") for s in sources if "pybind" in s]
+    if not pybinds:
+        return True
+    header = review.source.text(OPS_HEADER) or ""
+    for path in pybinds:
+        text = review.source.text(path)
+        if text is None:
+            return True  # the binding source is not in the tree (generated): cannot judge
+        if STREAM_MACRO in text or STREAM_SETTER in text:
+            return True
+        for macro in set(re.findall(r"\b([A-Z][A-Z0-9_]*_PYBIND)\b", text)):
+            body = _macro_body(header, macro)
+            if STREAM_MACRO in body or STREAM_SETTER in body:
+                return True
+    return False
+
+
+def _macro_body(header: str, name: str) -> str:
+    match = re.search(rf"^[ \t]*#[ \t]*define[ \t]+{re.escape(name)}\b(.*?)(?<!\\)$", header, re.MULTILINE | re.DOTALL)
+    return match.group(1) if match else ""
+
+
+# ----------------------------------------------------------------------------- temp-script (HK1)
+
+MAINTAINED_DIR = re.compile(r"(^|/)(\.github|\.githooks|\.ci|ci|docker|dockerfiles?|scripts?|tools?|tooling|build|cmake|tests?|"
+                            r"bin|hooks|install|packaging|deploy|examples?|docs?|recipes?)/", re.IGNORECASE)
+TEMP_NAME = re.compile(r"^(runperf|test_local_)", re.IGNORECASE)
+SCRATCH_NAME = re.compile(r"^(tmp|temp|scratch|debug|untitled|playground)([_.\-].*)?\.(py|sh)$|"
+                          r"^(foo|bar|aaa|xxx|test\d*|try\d*|my_?test\d*|[a-z]\d?)\.(py|sh)$|"
+                          r"\.(log|orig|rej|bak|swp|swo|prof|nsys-rep|rocprof)$|^nohup\.out$", re.IGNORECASE)
+
+
+@detector("temp-script")
+def temp_script(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.files:
+        if f.status != "added":
+            continue
+        name = f.path.rsplit("/", 1)[-1]
+        kind = ""
+        if TEMP_NAME.match(name):
+            kind = "its name marks a local run helper"
+        elif SCRATCH_NAME.search(name):
+            kind = "its name marks a scratch or output file"
+        elif name.endswith(".sh") and not MAINTAINED_DIR.search(f.path) and not _script_folder(review, f.path):
+            kind = "it is a shell script outside the CI, docker, scripts and tooling directories"
+        if not kind:
+            continue
+        refs = [p for p, _, _ in review.source.grep(name, "head", (), fixed=True, files_only=True) if p != f.path]
+        if refs and not TEMP_NAME.match(name):
+            continue  # wired into the project: a workflow, Makefile, doc or another script runs it
+        personal = _personal_paths(review, f.path)
+        yield Finding(
+            rule="temp-script", path=f.path, line=1,
+            problem=f"New file `{f.path}` looks temporary: {kind}, and nothing else in the tree refers to it"
+                    + (f"; it hard-codes {personal}" if personal else "") + ".",
+            impact="A local run helper ships to every user, rots as the code moves on and is mistaken for "
+                   "a supported entry point.",
+            action="Author must remove it before merge, or move it to the maintained scripts location and "
+                   "document what it is for.",
+            tag="verified" if TEMP_NAME.match(name) or personal else "inferred",
+        )
+
+
+def _script_folder(review: ReviewInput, path: str) -> bool:
+    """The directory already keeps shell scripts (one from before this PR, or several), so it is where the
+    project puts them."""
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    others = [p for p in review.source.files("head", (directory,) if directory else ())
+              if p != path and p.endswith(".sh") and p.rsplit("/", 1)[0] == directory] if directory else \
+        [p for p in review.source.repo.text("ls-tree", "--name-only", review.source.rev("head")).splitlines()
+         if p.endswith(".sh") and p != path]
+    return len(others) >= 2 or any(review.source.exists(p, "base") for p in others)
+
+
+def _personal_paths(review: ReviewInput, path: str) -> str:
+    text = review.source.text(path) or ""
+    match = re.search(r"(/home/\w[\w.-]*|/Users/\w[\w.-]*|/root/\w[\w/.-]*|HIP_VISIBLE_DEVICES=\d)", text)
+    return f"`{match.group(1)}`" if match else ""
+
+
+# ----------------------------------------------------------------------------- kpack1-on-gfx950 (HK4)
+
+KPACK = re.compile(r"""["']?\bkpack\b["']?\s*[:=]\s*["']?(\d+)""")
+
+
+@detector("kpack1-on-gfx950")
+def kpack_on_gfx950(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed("config", "python"):
+        code = review.code.get(f.path)
+        added = code.added if code else f.added
+        in_file = "gfx950" in f.path.lower()
+        header = []
+        if f.path.lower().endswith(".csv"):
+            lines = review.source.lines(f.path)
+            header = [c.strip().lower() for c in lines[0].split(",")] if lines else []
+        hits: list[tuple[int, str, str]] = []
+        for n, text in added:
+            if text.lstrip().startswith(("#", "//")):
+                continue
+            if header and "kpack" in header and n > 1:
+                cells = [c.strip() for c in text.split(",")]
+                i = header.index("kpack")
+                if i < len(cells) and cells[i].isdigit() and (in_file or any("gfx950" in c for c in cells)):
+                    hits.append((n, cells[i], text.strip()))
+                continue
+            m = KPACK.search(text)
+            if m and (in_file or "gfx950" in text.lower()) and not (f.language == "python" and not in_file):
+                hits.append((n, m.group(1), text.strip()))
+        if not hits:
+            continue
+        first = hits[0]
+        values = sorted({v for _, v, _ in hits})
+        yield Finding(
+            rule="kpack1-on-gfx950", path=f.path, line=first[0], end_line=hits[-1][0],
+            problem=f"{len(hits)} added gfx950 tuning entr{'y sets' if len(hits) == 1 else 'ies set'} `kpack` "
+                    f"(value{'s' if len(values) > 1 else ''} {', '.join(values)}), e.g. `{first[2][:100]}`.",
+            impact="Triton's AMD backend deprecates kpack from gfx950 on and forces it to 1 (warning when it is "
+                   "not 1), so the key tunes nothing on this arch; aiter removed it from its gfx950 configs (#4662).",
+            action="Reviewer should ask the author to drop `kpack` from the gfx950 entries (re-tune if a kpack "
+                   "other than 1 was what the measurements used).",
+            tag="verified",
+            evidence=[Evidence(f.path, n, t[:120]) for n, _, t in hits[:5]],
+        )
+
+
+# ----------------------------------------------------------------------------- new-dependency (HK11/HK7)
+
+REQUIREMENTS = re.compile(r"(^|/)(requirements[^/]*|constraints[^/]*)\.(txt|in)$")
+REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+ROCM_SYSTEM = {"amdsmi", "hip", "rccl", "rocm_smi", "rocmsmi", "pyrsmi", "hipblaslt", "rocprofiler", "roctracer",
+               "rocblas", "miopen", "hipsparselt", "mori", "rocshmem"}
+IMPORT_TO_DIST = {"yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn", "PIL": "pillow",
+                  "google": "protobuf", "attr": "attrs", "dateutil": "python-dateutil", "zmq": "pyzmq",
+                  "msgspec": "msgspec", "setuptools_scm": "setuptools-scm", "git": "gitpython",
+                  "Crypto": "pycryptodome", "bs4": "beautifulsoup4", "jwt": "pyjwt", "serial": "pyserial",
+                  "OpenSSL": "pyopenssl", "magic": "python-magic", "dotenv": "python-dotenv",
+                  "pkg_resources": "setuptools", "flash_attn": "flash-attn", "importlib_metadata": "importlib-metadata"}
+RUNTIME_EXCLUDE = re.compile(r"(^|/)(tests?|op_tests|testing|benchmarks?|op_benchmarks|bench|examples?|docs?|"
+                             r"scripts?|tools?|\.github|3rdparty|third_party)/|(^|/)(setup|conftest)\.py$|"
+                             r"(^|/)(bench|benchmark|profile)_[^/]*\.py$")
+
+
+def _canon(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@detector("new-dependency")
+def new_dependency(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed():
+        if review.profile.is_static(f.path) and not REQUIREMENTS.search(f.path):
+            continue
+        if REQUIREMENTS.search(f.path):
+            yield from _requirements(review, f)
+        elif f.path.endswith("pyproject.toml"):
+            yield from _pyproject(review, f)
+        elif f.path.rsplit("/", 1)[-1] == "setup.py":
+            yield from _setup_py(review, f)
+    yield from _new_imports(review)
+
+
+def _req_name(line: str) -> str:
+    text = line.split("#", 1)[0].strip()
+    if not text or text.startswith(("-", "--")):
+        return ""
+    egg = re.search(r"#egg=([\w.-]+)|^([\w.-]+)\s*@", line)
+    if egg:
+        return _canon(egg.group(1) or egg.group(2))
+    if "://" in text:
+        return ""
+    m = REQ_NAME.match(text)
+    return _canon(m.group(1)) if m else ""
+
+
+def _dep_finding(f_path: str, line: int, name: str, where: str, text: str) -> Finding:
+    return Finding(
+        rule="new-dependency", path=f_path, line=line,
+        problem=f"New dependency `{name}` added to {where}: `{text.strip()[:100]}`.",
+        impact="Every install now pulls the package, its transitive dependencies and their version "
+               "constraints; a conflict or a yanked release breaks installation for all users.",
+        action="Reviewer should ask why the package is needed, whether it is optional (then guard the import), "
+               "and whether its version bound is deliberate.",
+        tag="verified",
+        evidence=[Evidence(f_path, line, text.strip()[:120])],
+    )
+
+
+def _requirements(review: ReviewInput, f) -> Iterable[Finding]:
+    if review.profile.is_static(f.path) or re.search(r"(^|/)docs?/", f.path):
+        return  # documentation build requirements do not reach users of the package
+    base_text = review.source.text(f.old_path or f.path, "base") if f.status != "added" else ""
+    before = {_req_name(line) for line in (base_text or "").splitlines()} - {""}
+    new: list[tuple[int, str, str]] = []
+    for n, text in f.added:
+        name = _req_name(text)
+        if name and name not in before and name not in {x for _, x, _ in new}:
+            new.append((n, name, text))
+    if not new:
+        return
+    n, name, text = new[0]
+    finding = _dep_finding(f.path, n, name, f"`{f.path}`", text)
+    if len(new) > 1:
+        finding.problem = (f"{len(new)} new dependencies added to `{f.path}`: "
+                           + ", ".join(f"`{x}`" for _, x, _ in new[:8]) + (" …" if len(new) > 8 else "") + ".")
+        finding.evidence = [Evidence(f.path, ln, t.strip()[:120]) for ln, _, t in new[:5]]
+    yield finding
+
+
+def _pyproject_deps(text: str | None) -> set[str]:
+    if not text:
+        return set()
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return set()
+    specs: list[str] = []
+    project = data.get("project") or {}
+    specs += list(project.get("dependencies") or [])
+    for extra in (project.get("optional-dependencies") or {}).values():
+        specs += list(extra or [])
+    specs += list((data.get("build-system") or {}).get("requires") or [])
+    poetry = ((data.get("tool") or {}).get("poetry") or {})
+    names = {_canon(k) for k in (poetry.get("dependencies") or {}) if k.lower() != "python"}
+    return names | {_req_name(s) for s in specs if isinstance(s, str)} - {""}
+
+
+def _pyproject(review: ReviewInput, f) -> Iterable[Finding]:
+    new = _pyproject_deps(review.source.text(f.path)) - _pyproject_deps(
+        review.source.text(f.old_path or f.path, "base") if f.status != "added" else "")
+    for name in sorted(new):
+        hit = next(((n, t) for n, t in f.added if re.search(rf"""["']?{re.escape(name)}""", _canon(t))), None)
+        if hit:
+            yield _dep_finding(f.path, hit[0], name, f"`{f.path}`", hit[1])
+
+
+def _setup_requires(text: str | None) -> set[str]:
+    if not text:
+        return set()
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        values: list[ast.AST] = []
+        if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require", "setup_requires") or isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and re.search(r"requires?|deps|dependencies", t.id, re.IGNORECASE)
+                                                  for t in node.targets):
+            values.append(node.value)
+        for value in values:
+            for sub in ast.walk(value):
+                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                    name = _req_name(sub.value)
+                    if name and re.match(r"^[\w.-]+\s*(?:[<>=!~\[;]|$)", sub.value.strip()):
+                        out.add(name)
+    return out
+
+
+def _setup_py(review: ReviewInput, f) -> Iterable[Finding]:
+    new = _setup_requires(review.source.text(f.path)) - _setup_requires(
+        review.source.text(f.old_path or f.path, "base") if f.status != "added" else "")
+    for name in sorted(new):
+        hit = next(((n, t) for n, t in f.added if _canon(name) in _canon(t)), None)
+        if hit:
+            yield _dep_finding(f.path, hit[0], name, "setup.py's requirements", hit[1])
+
+
+def _new_imports(review: ReviewInput) -> Iterable[Finding]:
+    from ..evidence.symbols import (
+        _statements,  # the guarded-statement walk the symbols evidence uses
+    )
+
+    candidates: dict[str, tuple[str, int, str, bool]] = {}
+    top: set[str] | None = None
+    for f in review.changed("python", include_tests=False):
+        if RUNTIME_EXCLUDE.search(f.path):
+            continue
+        code = review.code.get(f.path)
+        lines = code.added if code else f.added
+        if not any(re.match(r"\s*(import|from)\s", t) for _, t in lines):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
+        added = {n for n, _ in lines}
+        for node, guarded in _statements(tree.body):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno not in added:
+                continue
+            if isinstance(node, ast.ImportFrom) and (node.level or not node.module):
+                continue
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                root = module.split(".", 1)[0]
+                if not root or root in sys.stdlib_module_names or root in ("__future__",) or root in candidates:
+                    continue
+                if top is None:
+                    out = review.source.repo.git("ls-tree", "--name-only", "-z", review.source.rev("head"), check=False)
+                    top = {n.removesuffix(".py") for n in out.decode("utf-8", "surrogateescape").split("\0") if n}
+                if root in top or _sibling_module(review, f.path, root):
+                    continue
+                commented = _has_comment(review, f.path, node.lineno)
+                if guarded and (root not in ROCM_SYSTEM or commented):
+                    continue  # optional: the author handles its absence
+                candidates[root] = (f.path, node.lineno, ast.unparse(node), guarded)
+    if not candidates:
+        return
+    declared = _declared(review)
+    local = _tree_module_names(review)
+    for root, (path, line, statement, guarded) in candidates.items():
+        dist = _canon(IMPORT_TO_DIST.get(root, root))
+        if dist in declared or _canon(root) in declared or root in local:
+            continue  # declared, or a module of this tree reached through sys.path (scripts, tests)
+        pattern = rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)"
+        if review.source.grep(pattern, "base", ("*.py",), files_only=True):
+            continue  # already imported elsewhere on base: not new to the project
+        rocm = root in ROCM_SYSTEM
+        yield Finding(
+            rule="new-dependency", path=path, line=line,
+            problem=f"`{statement[:100]}` imports `{root}`, which no requirements file, setup.py or pyproject.toml "
+                    "declares and no other module of the project imported before"
+                    + (" (a ROCm system package, imported without a try/except ImportError guard and comment)"
+                       if rocm else "") + ".",
+            impact="On an environment without the package, importing this module fails with ModuleNotFoundError.",
+            action=("Author must guard the import with try/except ImportError and a comment saying it is a ROCm "
+                    "system package." if rocm else
+                    "Author must declare the package in the requirements (or make the import optional with "
+                    "try/except ImportError)."),
+            trigger=f"importing {path} where `{root}` is not installed",
+            tag="verified",
+            evidence=[Evidence(path, line, statement[:120])],
+        )
+
+
+def _tree_module_names(review: ReviewInput) -> set[str]:
+    """Every module or package name that exists somewhere in the head tree."""
+    names: set[str] = set()
+    for path in review.source.files("head"):
+        parts = path.split("/")
+        if parts[-1].endswith(".py"):
+            names.add(parts[-1][:-3])
+        names.update(parts[:-1])
+    return names
+
+
+def _sibling_module(review: ReviewInput, path: str, root: str) -> bool:
+    """A script importing a module next to it (sys.path[0] is the script's directory)."""
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    prefix = f"{directory}/" if directory else ""
+    return review.source.catfile.read(review.source.rev("head"), f"{prefix}{root}.py").text is not None or \
+        review.source.catfile.read(review.source.rev("head"), f"{prefix}{root}").reason.startswith("is a tree")
+
+
+def _has_comment(review: ReviewInput, path: str, line: int) -> bool:
+    lines = review.source.lines(path)
+    window = lines[max(0, line - 3):line + 1]
+    return any("#" in text for text in window)
+
+
+def _declared(review: ReviewInput) -> set[str]:
+    names: set[str] = set()
+    found = review.source.grep(".", "head", (":(glob)**/requirements*.txt", ":(glob)**/requirements*.in",
+                                             ":(glob)**/pyproject.toml", ":(glob)**/setup.py"), files_only=True)
+    files = [p for p, _, _ in found if p.count("/") <= 2]
+    for path in files:
+        text = review.source.text(path)
+        if path.endswith(".toml"):
+            names |= _pyproject_deps(text)
+        elif path.endswith("setup.py"):
+            names |= _setup_requires(text)
+        else:
+            names |= {_req_name(line) for line in (text or "").splitlines()}
+    return names - {""}

@@ -1,0 +1,1001 @@
+"""guards: the fate of every guard the PR deletes — moved, changed (weakened?), handled, or gone.
+
+A guard is an `assert`, an `if … raise`, a `raise`, a zero-initialisation (`torch.zeros`, `.zero_()`,
+`::zeros`), a `.contiguous()` call, or a C++ `TORCH_CHECK`/`AITER_CHECK`/`assert`/`throw`. Python is read
+with `ast` on the base side (where the guard was) and the head side (where it may have gone); C++ with
+tree-sitter (lang/cpp_guards.py). Only code lines count: a guard whose lines are deleted and re-added
+identically was cancelled out by triage before this runs.
+
+Fates:
+  moved      the same guard (or the same asserted condition) is on the head side, maybe elsewhere
+  changed    a guard of the same function checking the same names came back in another form
+  replaced   a zero-initialised buffer is now allocated uninitialised (`torch.empty`) for the same target
+  handled    head handles the checked name another way (std::optional / `is not None` at every use)
+  gone-with-function / gone-with-subject / gone-with-use / gone-with-file
+             the guarded code itself went away, so nothing is left to guard
+  gone       nothing on the head side checks it any more
+"""
+from __future__ import annotations
+
+import ast
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ..detectors.base import ReviewInput
+from ..git.diff import ChangedFile
+from ..lang import cpp_guards
+from ..lang.python import comments as py_comments
+from ..lang.python import dotted_name
+from . import Artifact, collector
+from ._util import head_position, replacement_block, short
+
+PREFILTER = re.compile(r"\bassert\b|\braise\b|\bthrow\b|CHECK|zeros|zero_\(|contiguous\(|ASSERT|_check\(")
+CONDITION_LINE = re.compile(r"^\s*(?:el)?if\b|^\s*(?:else\s+)?if\s*\(")  # an `if … raise` edits only its test
+INVARIANT_WORDS = re.compile(
+    r"\b(must|required|requires|require|needs? to|has to|have to|do not remove|don't remove|never remove|"
+    r"otherwise|guarantees?|invariant)\b|read back as zero|must be zero|zero[- ]?init\w* (?:is )?(?:needed|required)",
+    re.IGNORECASE)
+CONTRADICTION_WORDS = re.compile(
+    r"\b(not needed|no need|needn't|never read|not read|unnecessary|not required|no longer (?:needed|required)|"
+    r"uninitiali[sz]ed|ignores? it|ignored|no zero[- ]?init\w*|left as garbage|don't care)\b", re.IGNORECASE)
+ZERO_JUSTIFY = re.compile(r"\b(memset\w*|zeroe?s? (?:it|this|the)|writes? (?:every|all|each)|every (?:\w+ )?element|"
+                          r"fully (?:written|overwritten)|overwrit\w*|never read|not read|is safe|safe because)\b",
+                          re.IGNORECASE)
+OPTIONAL_HINT = re.compile(r"has_value\(\)|!=\s*nullptr|==\s*nullptr|std::optional|c10::optional|Optional\[|"
+                           r"\| None\b|\bis not None\b|\bis None\b|value_or\(")
+PY_NOISE = {"self", "cls", "len", "int", "float", "str", "bool", "tuple", "list", "dict", "set", "isinstance",
+            "type", "all", "any", "torch", "aiter", "np", "dtypes", "None", "True", "False", "shape", "dtype",
+            "dim", "size", "numel", "is_contiguous", "device", "stride", "min", "max", "range", "math",
+            "ValueError", "RuntimeError", "AssertionError", "TypeError", "NotImplementedError", "KeyError"}
+EMPTY_CALLS = ("empty", "empty_like", "new_empty", "empty_strided")
+CONDITION_KINDS = {"assert", "if-raise", "check", "throw", "raise"}
+
+
+@dataclass
+class Guard:
+    kind: str  # assert | if-raise | raise | check | throw | zeros | contiguous
+    line: int
+    end_line: int
+    anchor: set[int]  # lines whose deletion deletes the guard
+    key: str  # normalised, for exact matching
+    text: str  # one-line display
+    asserted: str = ""  # normalised condition that must hold ('' for zeros/contiguous/plain raise)
+    subjects: set[str] = field(default_factory=set)
+    function: str = ""
+    target: str = ""
+    stmt_line: int = 0  # first line of the enclosing statement (for the comment above it)
+    exc: str = ""  # exception type of a raise
+    message: str = ""  # literal text of the guard's message (assert msg, exception text, check arguments)
+
+
+@dataclass
+class GuardFate:
+    path: str
+    base_line: int
+    kind: str
+    text: str
+    fate: str
+    function: str = ""
+    head_line: int | None = None  # where a finding about it belongs on the head side
+    where: str = ""  # path:line on head of the moved/changed/replacing code
+    new_text: str = ""
+    weakened: str = ""
+    evidence: list[str] = field(default_factory=list)
+    invariant: str = ""  # the base-side comment that said the guard must stay
+    contradiction: str = ""  # the head-side comment that says it is not needed
+    target: str = ""
+    language: str = "python"
+    subjects: list[str] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- Python guards
+
+def _norm(node: ast.AST) -> str:
+    return ast.unparse(node)
+
+
+def _negate(test: ast.expr) -> str:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _norm(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        flip = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn,
+                ast.NotIn: ast.In, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE, ast.LtE: ast.Gt}
+        op = flip.get(type(test.ops[0]))
+        if op is not None:
+            return _norm(ast.Compare(left=test.left, ops=[op()], comparators=test.comparators))
+    return f"not ({_norm(test)})"
+
+
+def _names(node: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            out.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            out.add(sub.attr)
+    return {n for n in out if n not in PY_NOISE}
+
+
+def _raises(body: list[ast.stmt]) -> ast.Raise | None:
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            return stmt
+    return None
+
+
+def _exc_name(raise_: ast.Raise) -> str:
+    exc = raise_.exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return dotted_name(exc) if exc is not None else ""
+
+
+def _intersects(lines: list[int], start: int, end: int) -> bool:
+    i = bisect_left(lines, start)
+    return i < len(lines) and lines[i] <= end
+
+
+def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: set[str] | None = None) -> list[Guard]:
+    """Guards of a module; with `lines`, only in statements touching those lines or inside `functions`."""
+    out: list[Guard] = []
+    wanted = sorted(lines) if lines is not None else None
+    interest = functions or set()
+    covered: set[int] = set()  # raise statements already reported as part of their `if … raise`
+
+    def visit(node: ast.AST, func: str, stmt: ast.stmt | None, inside: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = func
+            keep = inside
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                name = f"{func}.{child.name}" if func else child.name
+                keep = keep or name in interest
+                if not keep and any(i.startswith(name + ".") for i in interest):
+                    visit(child, name, child, False)
+                    continue
+            if wanted is not None and not keep and hasattr(child, "lineno") \
+                    and not _intersects(wanted, child.lineno, getattr(child, "end_lineno", None) or child.lineno):
+                continue
+            cur_stmt = child if isinstance(child, ast.stmt) else stmt
+            if id(child) not in covered:
+                before = len(out)
+                _guard_of(child, func, cur_stmt, out)
+                if isinstance(child, ast.If) and len(out) > before and out[-1].kind == "if-raise":
+                    covered.update(id(s) for s in child.body if isinstance(s, ast.Raise))
+            visit(child, name, cur_stmt, keep)
+
+    visit(tree, "", None, wanted is None)
+    return out
+
+
+def _guard_of(node: ast.AST, func: str, stmt: ast.stmt | None, out: list[Guard]) -> None:
+    start = getattr(node, "lineno", 0)
+    end = getattr(node, "end_lineno", start) or start
+    stmt_line = stmt.lineno if stmt is not None else start
+    if isinstance(node, ast.Assert):
+        cond = _norm(node.test)
+        out.append(Guard("assert", start, end, set(range(start, end + 1)), "assert:" + cond, f"assert {cond}",
+                         cond, _names(node.test), func, stmt_line=stmt_line, message=_message(node.msg)))
+    elif isinstance(node, ast.If):
+        raise_ = _raises(node.body)
+        if raise_ is None or len(node.body) > 3:
+            return
+        cond = _norm(node.test)
+        exc = _exc_name(raise_)
+        test_end = node.test.end_lineno or node.lineno
+        anchor = set(range(node.lineno, test_end + 1)) | set(range(raise_.lineno, (raise_.end_lineno or raise_.lineno) + 1))
+        out.append(Guard("if-raise", node.lineno, raise_.end_lineno or raise_.lineno, anchor,
+                         f"if-raise:{cond}|{exc}", f"if {cond}: raise {exc}", _negate(node.test),
+                         _names(node.test), func, stmt_line=node.lineno, exc=exc, message=_message(raise_.exc)))
+    elif isinstance(node, ast.Raise) and node.exc is not None:
+        exc = _exc_name(node)
+        if exc in ("NotImplementedError",) or not exc:
+            return
+        out.append(Guard("raise", start, end, set(range(start, end + 1)), "raise:" + _norm(node.exc),
+                         short(f"raise {_norm(node.exc)}", 100), "", _names(node.exc) - {exc}, func,
+                         stmt_line=stmt_line, exc=exc, message=_message(node.exc)))
+    elif isinstance(node, ast.Call):
+        callee = dotted_name(node.func)
+        last = callee.rsplit(".", 1)[-1] if callee else (node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        target = _target(stmt)
+        if last in ("zeros", "zeros_like", "new_zeros") or (last == "zero_" and isinstance(node.func, ast.Attribute)) \
+                or (last == "fill_" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
+            if last in ("zero_", "fill_") and isinstance(node.func, ast.Attribute):
+                target = target or _norm(node.func.value)
+            out.append(Guard("zeros", start, end, set(range(start, end + 1)), "zeros:" + _norm(node),
+                             short(_norm(stmt) if stmt is not None and stmt.lineno == start else _norm(node)),
+                             "", _names(node), func, target, stmt_line))
+        elif last == "contiguous" and isinstance(node.func, ast.Attribute) and not node.args \
+                and not (isinstance(stmt, ast.Expr) and stmt.value is node):  # a discarded result guards nothing
+            obj = _norm(node.func.value)
+            out.append(Guard("contiguous", start, end, {start, end}, "contiguous:" + obj, short(f"{obj}.contiguous()"),
+                             "", _names(node.func.value), func, target, stmt_line))
+        elif callee in ("torch._check", "torch._assert", "torch._check_is_size") and node.args:
+            cond = _norm(node.args[0])
+            out.append(Guard("check", start, end, set(range(start, end + 1)), "check:" + cond, short(_norm(node)),
+                             cond, _names(node.args[0]), func, stmt_line=stmt_line))
+
+
+def _message(node: ast.AST | None) -> str:
+    """The literal words of an assert message or exception argument (f-string holes dropped)."""
+    if node is None:
+        return ""
+    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    return " ".join(p.strip() for p in parts if p.strip())
+
+
+def _target(stmt: ast.stmt | None) -> str:
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        return _norm(stmt.targets[0])
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign)) and stmt.target is not None:
+        return _norm(stmt.target)
+    return ""
+
+
+# ---------------------------------------------------------------- C++ guards
+
+def cpp_guard_list(text: str, lines: set[int] | None = None, functions: set[str] | None = None) -> list[Guard]:
+    out = []
+    for g in cpp_guards.guards(text, lines, functions):
+        kind = g.kind
+        asserted = g.condition
+        if kind == "throw" and g.condition:
+            asserted = f"!({g.condition})"
+        out.append(Guard(kind, g.line, g.end_line, set(range(g.line, g.end_line + 1)), kind + ":" + g.key,
+                         short(g.text), re.sub(r"\s+", "", asserted), g.subjects, g.function, g.target, g.line,
+                         message=g.message))
+    return out
+
+
+# ---------------------------------------------------------------- the collector
+
+@collector("guards")
+def guards(review: ReviewInput) -> Artifact:
+    deleted: list[tuple[ChangedFile, Guard]] = []
+    for f in review.files:
+        if f.skipped or f.language not in ("python", "cpp"):
+            continue
+        removed = review.code.get(f.path).removed if f.path in review.code else f.removed
+        if not removed or not any(PREFILTER.search(t) or CONDITION_LINE.match(t) for _, t in removed):
+            continue
+        removed_lines = {n for n, _ in removed}
+        base_path = f.old_path or f.path
+        base_text = review.source.text(base_path, "base")
+        if base_text is None:
+            continue
+        found = _guards_of(review, base_path, "base", f.language, base_text, removed_lines)
+        deleted += [(f, g) for g in found if g.anchor & removed_lines]
+    fates: list[GuardFate] = []
+    if deleted:
+        interest: dict[str, set[str]] = {}
+        for f, g in deleted:
+            interest.setdefault(f.path, set()).add(g.function)
+        heads = _head_guards(review, interest)
+        fates = [_fate(review, f, g, heads) for f, g in deleted]
+    return Artifact("guards", _lines(fates), fates)
+
+
+def _guards_of(review: ReviewInput, path: str, side: str, language: str, text: str,
+               lines: set[int] | None = None, functions: set[str] | None = None) -> list[Guard]:
+    if language == "python":
+        tree = review.source.python(path, side)  # type: ignore[arg-type]
+        return python_guards(tree, lines, functions) if tree is not None else []
+    return cpp_guard_list(text, lines, functions)
+
+
+def _head_guards(review: ReviewInput, interest: dict[str, set[str]]) -> dict[str, list[Guard]]:
+    """Head-side guards on added lines of every changed file, plus every guard of the functions that lost one."""
+    out: dict[str, list[Guard]] = {}
+    for f in review.changed("python", "cpp"):
+        if f.path not in interest and not any(PREFILTER.search(t) for _, t in f.added):
+            continue
+        text = review.source.text(f.path)
+        if text is None:
+            continue
+        functions = interest.get(f.path, set())
+        if "" in functions:  # a module-level guard: the whole file is its scope
+            out[f.path] = _guards_of(review, f.path, "head", f.language, text)
+        else:
+            out[f.path] = _guards_of(review, f.path, "head", f.language, text, f.added_lines, functions)
+    return out
+
+
+def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[Guard]]) -> GuardFate:
+    base_path = f.old_path or f.path
+    fate = GuardFate(path=f.path, base_line=g.line, kind=g.kind, text=g.text, fate="gone", function=g.function,
+                     target=g.target, language=f.language, subjects=sorted(g.subjects))
+    if f.status != "deleted":
+        fate.head_line = head_position(f, g.line)
+    fate.invariant = _comment_above(review, base_path, "base", f.language, g.stmt_line, g.end_line)
+    same_file = heads.get(f.path, [])
+    added = {p: _added_set(review, p) for p in heads}
+
+    # 1. moved: the same guard, or the same asserted condition, anywhere on the head side of the PR.
+    for path, hs in heads.items():
+        for h in hs:
+            same = h.key == g.key or (g.asserted and h.asserted and _squash(h.asserted) == _squash(g.asserted))
+            if same and (h.line in added[path] or (path == f.path and h.function == g.function)):
+                fate.fate, fate.where, fate.new_text = "moved", f"{path}:{h.line}", h.text
+                fate.head_line = h.line if path == f.path else fate.head_line
+                return fate
+    if f.status == "deleted":
+        fate.fate = "gone-with-file"
+        return fate
+
+    head_tree_names = _function_names(review, f)
+    func_exists = (not g.function) or g.function in head_tree_names
+    body = _function_text(review, f, g.function) if func_exists else ""
+
+    if g.kind == "zeros":
+        return _zeros_fate(review, f, g, fate, same_file, added[f.path], body)
+    if g.kind == "contiguous":
+        block = set(replacement_block(f, g.line))
+        spot = set(re.findall(r"\b(\w+)\s*\(", _block_text(review, f, block)))
+        for path, hs in heads.items():
+            h = next((h for h in hs if h.kind == "contiguous" and h.line in added[path]
+                      and h.function.rsplit(".", 1)[-1] in spot), None)
+            if h is not None:  # the call that replaced it makes the tensor contiguous inside a helper
+                fate.fate, fate.where, fate.new_text = "moved", f"{path}:{h.line}", h.text
+                return fate
+        return _contiguous_fate(g, fate, same_file, added[f.path], body, f.added, block)
+
+    # 2. changed: a condition guard of the same function, on an added line, checking overlapping names,
+    #    or any condition guard written where the deleted one stood (the replacement block).
+    candidates = [h for h in same_file if h.kind in CONDITION_KINDS and h.function == g.function
+                  and _touches(h, added[f.path])]
+    block = set(replacement_block(f, g.line))
+    if g.kind == "raise":
+        best = next((h for h in candidates if h.kind == "raise" and h.exc == g.exc), None)
+    else:
+        scored = sorted(((len(h.subjects & g.subjects), h) for h in candidates if h.kind != "raise"),
+                        key=lambda t: -t[0])
+        best = scored[0][1] if scored and scored[0][0] > 0 else None
+    if best is None:
+        best = next((h for h in candidates if _touches(h, block) and h.kind != "raise"), None)
+    if best is not None:
+        fate.fate, fate.where, fate.new_text, fate.head_line = "changed", f"{f.path}:{best.line}", best.text, best.line
+        fate.weakened = _weakened(g, best)
+        return fate
+    helper = _helper_guard(g, body, heads, added, _block_text(review, f, block)) if body else None
+    if helper is not None:
+        path, h = helper
+        fate.fate, fate.where, fate.new_text = "changed", f"{path}:{h.line}", h.text
+        fate.weakened = _weakened(g, h)
+        return fate
+    reworded = _same_message(review, g)
+    if reworded:
+        fate.fate, fate.where, fate.new_text = "moved", reworded[0], reworded[1]
+        return fate
+
+    # 3a. a NotImplementedError guard exists to be deleted once the case is implemented.
+    if g.exc == "NotImplementedError":
+        fate.fate = "implemented"
+        return fate
+
+    # 3. handled on head: a None-check whose subject head treats as optional everywhere it is used.
+    optional = _optional_subject(g)
+    if optional:
+        hits = _optional_evidence(review, optional)
+        if hits:
+            fate.fate, fate.evidence = "handled", hits
+            return fate
+
+    # 4. the guarded code went away with the guard.
+    if not func_exists:
+        fate.fate = "gone-with-function"
+        return fate
+    removed = {n for n, _ in f.removed}
+    params = _parameters(review, f, g.function)
+    dropped = {s for s in g.subjects & params if body and not _uses(s, body)}
+    if dropped or (g.subjects and body and not any(_uses(s, body) for s in g.subjects)
+                   and not _only_for_the_guard(review, f, g, removed, params)):
+        fate.fate = "gone-with-subject"
+        if dropped:
+            fate.evidence = [f"parameter{'s' if len(dropped) > 1 else ''} {', '.join(sorted(dropped))} removed"]
+        return fate
+    vanished = _vanished_predicate(review, g)
+    if vanished:
+        fate.fate, fate.evidence = "gone-with-subject", [f"`{vanished}` no longer exists in the head tree"]
+        return fate
+    lifted = _lifted(review, f, g)
+    if lifted:
+        fate.fate, fate.evidence = "lifted", [lifted]
+        return fate
+
+    # 4b. the `if` that raised is still there, but its branch no longer raises (aiter-style silent return).
+    if g.kind == "if-raise" and f.language == "python":
+        kept = _if_without_raise(review, f, g)
+        if kept:
+            fate.fate, fate.where, fate.new_text = "changed", f"{f.path}:{kept[0]}", kept[1]
+            fate.head_line = kept[0]
+            fate.weakened = "the same condition now falls through (no raise)"
+            return fate
+
+    # 4c. the guard went in a rewrite of its code, or the PR says in a comment why it is not needed.
+    rewrite = _rewritten(review, f, g)
+    if rewrite:
+        fate.fate, fate.evidence = "rewritten", [rewrite]
+        return fate
+    justified = _justification(review, f, g, block)
+    if justified:
+        fate.fate, fate.evidence = "justified", [justified]
+        return fate
+
+    # 5. still checked somewhere else in the head tree (a pre-existing copy, e.g. in the callee).
+    if g.asserted and len(g.asserted) >= 12:
+        spec = ("*.py",) if f.language == "python" else ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp", "*.cc", "*.hip")
+        probe = g.text if g.kind in ("assert", "check") else g.asserted
+        probe = probe.split(",")[0][:80]
+        hits = [h for h in review.source.grep(probe, "head", spec, fixed=True) if h[0] != f.path][:3]
+        if hits:
+            fate.fate, fate.where = "moved", f"{hits[0][0]}:{hits[0][1]}"
+            fate.new_text = short(hits[0][2])
+            return fate
+    fate.contradiction = _comment_above(review, f.path, "head", f.language, fate.head_line or 0, fate.head_line or 0,
+                                        pattern=CONTRADICTION_WORDS)
+    return fate
+
+
+def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, same_file: list[Guard],
+                added: set[int], body: str) -> GuardFate:
+    target = g.target
+    tree = review.source.python(f.path) if f.language == "python" else None
+    if target:
+        for h in same_file:
+            if h.kind == "zeros" and h.target == target and h.function == g.function:
+                fate.fate, fate.where, fate.new_text, fate.head_line = "changed", f"{f.path}:{h.line}", h.text, h.line
+                return fate
+        repl = _empty_assignment(review, f, tree, target, g.function)
+        if repl is not None:
+            line, text = repl
+            fate.fate, fate.where, fate.new_text, fate.head_line = "replaced", f"{f.path}:{line}", text, line
+            fate.contradiction = _comment_above(review, f.path, "head", f.language, line, line,
+                                                pattern=CONTRADICTION_WORDS)
+            why = _comment_above(review, f.path, "head", f.language, line, line, pattern=ZERO_JUSTIFY) \
+                or _block_comment(review, f, set(replacement_block(f, g.line)) | set(range(line - 3, line)), ZERO_JUSTIFY)
+            if why and not fate.invariant:
+                fate.fate, fate.evidence = "justified", [f"{f.path}:{line}: # {why}"]
+            return fate
+        if body and not re.search(rf"(?<![\w.]){re.escape(target.split('.')[-1])}\b", body):
+            fate.fate = "gone-with-use"
+            return fate
+        fate.fate = "changed" if body else "gone-with-function"
+        return fate
+    if g.function and not body:
+        fate.fate = "gone-with-function"
+    else:
+        fate.fate = "gone-inline"  # an inline zero tensor argument: its replacement cannot be named
+    return fate
+
+
+def _contiguous_fate(g: Guard, fate: GuardFate, same_file: list[Guard], added: set[int], body: str,
+                     added_lines: list[tuple[int, str]], block: set[int]) -> GuardFate:
+    obj = g.text.rsplit(".contiguous()", 1)[0]
+    root = re.split(r"[.\[(]", obj, maxsplit=1)[0]
+    for h in same_file:
+        if h.kind != "contiguous" or h.function != g.function:
+            continue
+        h_obj = h.text.rsplit(".contiguous()", 1)[0]
+        h_root = re.split(r"[.\[(]", h_obj, maxsplit=1)[0]
+        if h_obj == obj or (h.line in added and (h_root == root or (g.target and h.target == g.target)
+                                                 or h.line in block)):
+            fate.fate, fate.where, fate.new_text, fate.head_line = "moved", f"{fate.path}:{h.line}", h.text, h.line
+            return fate
+    if not body:
+        fate.fate = "gone-with-function"
+    elif not _uses(root, body):
+        fate.fate = "gone-with-use"
+    elif re.search(rf"\b{re.escape(root)}\b[\w.\[\]]*\.is_contiguous\(|is_contiguous\({re.escape(root)}\b", body):
+        fate.fate = "handled"
+        fate.evidence = [f"{root}.is_contiguous() is checked in {g.function or 'the module'} on head"]
+    else:
+        stride = next((f"{fate.path}:{n}: {short(t.strip(), 100)}" for n, t in added_lines
+                       if re.search(rf"\b{re.escape(root)}\.stride\(", t)), "")
+        if stride:
+            fate.fate, fate.evidence = "lifted", [stride]  # the kernel now takes the strides
+    return fate
+
+
+def _empty_assignment(review: ReviewInput, f: ChangedFile, tree: ast.Module | None, target: str,
+                      function: str) -> tuple[int, str] | None:
+    """The head line assigning `target` an uninitialised allocation in the same function, if any."""
+    if tree is not None:
+        scope = _function_index(review, f.path, "head").get(function) if function else tree
+        if scope is None:
+            return None
+        for node in ast.walk(scope):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if not any(_norm(t) == target for t in targets) or node.value is None:
+                continue
+            calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call)]
+            if any(dotted_name(c.func).rsplit(".", 1)[-1] in EMPTY_CALLS
+                   or (isinstance(c.func, ast.Attribute) and c.func.attr in EMPTY_CALLS) for c in calls):
+                return node.lineno, short(_norm(node))
+        return None
+    pattern = re.compile(rf"\b{re.escape(target)}\s*=.*\b(?:empty|empty_like)\s*\(")
+    for n, line in f.added:
+        if pattern.search(line):
+            return n, short(line)
+    return None
+
+
+_INDEX: dict[tuple[str, str], dict[str, ast.AST]] = {}
+
+
+def _function_index(review: ReviewInput, path: str, side: str) -> dict[str, ast.AST]:
+    """Qualified name -> def/class node of one Python file, built once per review (statements only)."""
+    key = (review.source.rev(side), path)  # type: ignore[arg-type]
+    if key not in _INDEX:
+        if len(_INDEX) > 256:
+            _INDEX.clear()
+        out: dict[str, ast.AST] = {}
+        tree = review.source.python(path, side)  # type: ignore[arg-type]
+
+        def visit(body: list, prefix: str) -> None:
+            for stmt in body:
+                if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    name = f"{prefix}.{stmt.name}" if prefix else stmt.name
+                    out.setdefault(name, stmt)
+                    visit(stmt.body, name)
+                    continue
+                for part in ("body", "orelse", "finalbody"):
+                    inner = getattr(stmt, part, None)
+                    if isinstance(inner, list):
+                        visit(inner, prefix)
+                for handler in getattr(stmt, "handlers", None) or []:
+                    visit(handler.body, prefix)
+
+        if tree is not None:
+            visit(tree.body, "")
+        _INDEX[key] = out
+    return _INDEX[key]
+
+
+def _function_names(review: ReviewInput, f: ChangedFile) -> set[str]:
+    if f.language == "python":
+        return set(_function_index(review, f.path, "head"))
+    return _cpp_function_names(review, f.path)
+
+
+def _cpp_function_names(review: ReviewInput, path: str) -> set[str]:
+    return _cpp_names(review.source.text(path) or "")
+
+
+@lru_cache(maxsize=32)
+def _cpp_names(text: str) -> set[str]:
+    return set(re.findall(r"\b([A-Za-z_][\w:]*)\s*\([^;{}]*\)\s*(?:const\s*)?(?:->[^{;]*)?\{", text))
+
+
+def _function_text(review: ReviewInput, f: ChangedFile, function: str, side: str = "head") -> str:
+    return _function_span(review, f, function, side)[0]
+
+
+def _function_span(review: ReviewInput, f: ChangedFile, function: str, side: str = "head") -> tuple[str, int]:
+    """(source of `function`, its first line) on one side; the whole file for module-level guards."""
+    path = f.path if side == "head" else (f.old_path or f.path)
+    text = review.source.text(path, side) or ""  # type: ignore[arg-type]
+    if not function:
+        return text, 1
+    if f.language == "python":
+        node = _function_index(review, path, side).get(function)
+        if node is None:
+            return "", 0
+        return "\n".join(text.splitlines()[node.lineno - 1:node.end_lineno]), node.lineno
+    # C++: from the function's name at a definition (followed by a body) to the end of its brace block.
+    simple = function.rsplit("::", 1)[-1]
+    for match in re.finditer(rf"\b{re.escape(simple)}\s*\(", text):
+        close = _matching(text, match.end() - 1, "(", ")")
+        if close < 0:
+            continue
+        after = text[close + 1:close + 200].lstrip()
+        if not after.startswith("{") and not re.match(r"(const\s*)?(noexcept\s*)?(->[^{;]*)?\{", after):
+            continue
+        start = text.find("{", close)
+        end = _matching(text, start, "{", "}")
+        if end < 0:
+            end = len(text) - 1
+        return text[match.start():end + 1], text.count("\n", 0, match.start()) + 1
+    return "", 0
+
+
+def _matching(text: str, start: int, open_: str, close: str) -> int:
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == open_:
+            depth += 1
+        elif text[i] == close:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _uses(name: str, text: str) -> bool:
+    """`name` is read in `text` (a keyword argument `name=…` or an assignment to it is not a read)."""
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b(?!\s*=(?!=))", text) is not None
+
+
+def _only_for_the_guard(review: ReviewInput, f: ChangedFile, g: Guard, removed: set[int], params: set[str]) -> bool:
+    """The guard's names were locals computed just to be checked: on base every line using them is deleted,
+    and apart from the guard itself only their own definitions used them. (When other deleted code used them
+    too, the feature they belonged to went away, not just the check.)"""
+    text, start = _function_span(review, f, g.function, "base")
+    if not text or g.subjects & params:
+        return False
+    for i, line in enumerate(text.splitlines(), start):
+        if i in g.anchor:
+            continue
+        used = [s for s in g.subjects if _uses(s, line)]
+        if not used:
+            continue
+        if i not in removed:
+            return False  # still used by code that stays
+        defines = any(re.match(rf"\s*(?:const\s+)?(?:[\w:<>]+\s+)?{re.escape(s)}\s*=[^=]", line) for s in used)
+        if not defines:
+            return False  # other deleted code used it: the feature went, not only the check
+    return True
+
+
+CPP_CONST_CMP = re.compile(r"^\s*!?\(*\s*[A-Za-z_][\w.\->\[\]]*\s*(==|!=|<=|>=|<|>)\s*[-+*/%()<>\s\dxXa-fA-FLlUu.]+\)*\s*$|"
+                           r"^\s*!?\(*\s*[-+*/%()<>\s\dxXa-fA-FLlUu.]+(==|!=|<=|>=|<|>)\s*[A-Za-z_][\w.\->\[\]]*\s*\)*\s*$")
+
+
+def _constant(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_constant(e) for e in node.elts)
+    if isinstance(node, ast.BinOp):
+        return _constant(node.left) and _constant(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _constant(node.operand)
+    return False
+
+
+def _restricts_to_constants(g: Guard) -> bool:
+    """`x == 1`, `dtype in ("fp4", "fp8")`, `n < (1 << 32)`: a capability limit, not a consistency check."""
+    if not g.asserted or not g.subjects:
+        return False
+    try:
+        tree = ast.parse(g.asserted, mode="eval")
+    except SyntaxError:
+        parts = re.split(r"&&|\|\|", g.asserted)
+        return all(CPP_CONST_CMP.match(p) for p in parts)
+    node = tree.body
+    parts = node.values if isinstance(node, ast.BoolOp) else [node]
+    for part in parts:
+        if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
+            part = part.operand
+        if not isinstance(part, ast.Compare):
+            return False
+        sides = [part.left, *part.comparators]
+        if not any(_constant(x) for x in sides) or all(_constant(x) for x in sides):
+            return False
+        if any(not _constant(x) and any(isinstance(c, ast.Call) for c in ast.walk(x)) for x in sides):
+            return False
+    return True
+
+
+def _lifted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
+    """A constant restriction whose subject the PR's added lines of the same function now handle."""
+    if not _restricts_to_constants(g):
+        return ""
+    text, start = _function_span(review, f, g.function, "head")
+    if not text:
+        return ""
+    added = f.added_lines
+    for i, line in enumerate(text.splitlines(), start):
+        if i in added and any(_uses(s, line) for s in g.subjects) and not PREFILTER.search(line):
+            return f"{f.path}:{i}: {short(line.strip(), 100)}"
+    return ""
+
+
+def _helper_guard(g: Guard, body: str, heads: dict[str, list[Guard]], added: dict[str, set[int]],
+                  block_text: str) -> tuple[str, Guard] | None:
+    """The deleted check now lives in a helper: a guard on an added line of a function that this function
+    calls — checking the same names, or called from exactly where the deleted guard stood."""
+    called = set(re.findall(r"\b(\w+)\s*\(", body))
+    at_spot = set(re.findall(r"\b(\w+)\s*\(", block_text))
+    for path, hs in heads.items():
+        for h in hs:
+            name = h.function.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+            if not name or h.kind not in CONDITION_KINDS or h.line not in added[path]:
+                continue
+            if (name in called and h.subjects & g.subjects) or name in at_spot:
+                return path, h
+    return None
+
+
+JUSTIFY_WORDS = re.compile(r"\b(safe|supported|support|handled|handles|no longer|not needed|unnecessary|now|"
+                           r"instead|because|guaranteed|always)\b", re.IGNORECASE)
+
+
+def _if_without_raise(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[int, str] | None:
+    """Head `if` of the same function with the deleted guard's exact condition and no raise in its branch."""
+    scope = _function_index(review, f.path, "head").get(g.function) if g.function else review.source.python(f.path)
+    if scope is None:
+        return None
+    condition = g.key.split(":", 1)[1].rsplit("|", 1)[0]
+    for node in ast.walk(scope):
+        if isinstance(node, ast.If) and _norm(node.test) == condition \
+                and not any(isinstance(stmt, ast.Raise) for stmt in node.body):  # some path through it no longer raises
+            return node.lineno, short(f"if {condition}: " + "; ".join(_norm(b).splitlines()[0] for b in node.body[:2]))
+    return None
+
+
+def _rewritten(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
+    """The guard's function was largely rewritten (≥ 15 lines, ≥ 60 % of them deleted): the check went with
+    the old implementation, and the new one is the thing to review, not a missing line."""
+    for base_start, base_len, _, head_len in f.hunks:
+        if base_start <= g.line < base_start + base_len:
+            removed = sum(1 for n, _ in f.removed if base_start <= n < base_start + base_len)
+            if base_len >= 20 and removed >= 0.6 * base_len:
+                return f"the {base_len}-line block around it was replaced ({removed} lines deleted, {head_len} written)"
+    base_text = review.source.text(f.old_path or f.path, "base") or ""
+    total_file = base_text.count("\n") + 1
+    if total_file >= 40 and len(f.removed) >= 0.5 * total_file:
+        return f"{len(f.removed)} of the {total_file} lines of {f.old_path or f.path} were replaced"
+    text, start = _function_span(review, f, g.function, "base")
+    if not text or not g.function:
+        return ""
+    total = text.count("\n") + 1
+    removed = sum(1 for n, _ in f.removed if start <= n < start + total)
+    if total >= 15 and removed >= 0.6 * total:
+        return f"{removed} of the {total} lines of {g.function} were replaced"
+    return ""
+
+
+def _block_comment(review: ReviewInput, f: ChangedFile, lines_: set[int], pattern: re.Pattern[str]) -> str:
+    """The comments the PR adds on `lines_`, when they match `pattern`."""
+    added = f.added_lines
+    text = review.source.lines(f.path)
+    marker = "#" if f.language == "python" else "//"
+    found = [text[n - 1].split(marker, 1)[1].strip() for n in sorted(lines_)
+             if n in added and 0 < n <= len(text) and marker in text[n - 1]]
+    joined = " ".join(found)
+    return short(joined, 200) if joined and pattern.search(joined) else ""
+
+
+def _justification(review: ReviewInput, f: ChangedFile, g: Guard, block: set[int]) -> str:
+    """A comment the PR adds where the guard stood that names what it checked and says why it can go."""
+    if not block:
+        return ""
+    lines = review.source.lines(f.path)
+    first, last = min(block), max(block)
+    marker = "#" if f.language == "python" else "//"
+    comments = [lines[n - 1].split(marker, 1)[1].strip() for n in range(max(1, first - 1), last + 1)
+                if n - 1 < len(lines) and marker in lines[n - 1] and n in block]
+    text = " ".join(comments)
+    if text and JUSTIFY_WORDS.search(text) and any(re.search(rf"\b{re.escape(s)}\b", text) for s in g.subjects):
+        return f"{f.path}:{first}: # {short(text, 140)}"
+    return ""
+
+
+COMMON_CALLS = {"len", "isinstance", "all", "any", "int", "float", "str", "bool", "tuple", "list", "dict", "set", "max",
+                "min", "sum", "abs", "hasattr", "getattr", "callable", "type", "range", "sizeof", "static_cast",
+                "size", "dim", "numel", "stride", "is_contiguous", "defined", "has_value", "value", "item",
+                "data_ptr", "scalar_type", "dtype", "device", "is_cuda", "shape", "get", "exists", "isfile"}
+
+
+def _vanished_predicate(review: ReviewInput, g: Guard) -> str:
+    """A function the check called is gone from the whole head tree: the premise of the check went away."""
+    for name in dict.fromkeys(re.findall(r"(?<![.\w])(\w{6,})\s*\(", g.asserted)):
+        if name in COMMON_CALLS:
+            continue
+        if not review.source.grep(name, "head", (), fixed=True, word=True, files_only=True):
+            return name
+    return ""
+
+
+def _touches(h: Guard, lines: set[int]) -> bool:
+    return any(n in lines for n in range(h.line, h.end_line + 1))
+
+
+def _block_text(review: ReviewInput, f: ChangedFile, block: set[int]) -> str:
+    return "\n".join(t for n, t in f.added if n in block)
+
+
+def _parameters(review: ReviewInput, f: ChangedFile, function: str) -> set[str]:
+    """Parameter names of the guard's function on the base side."""
+    if not function:
+        return set()
+    if f.language == "python":
+        node = _function_index(review, f.old_path or f.path, "base").get(function)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return set()
+        args = node.args
+        return {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} | \
+            ({args.vararg.arg} if args.vararg else set()) | ({args.kwarg.arg} if args.kwarg else set())
+    text, _ = _function_span(review, f, function, "base")
+    signature = text.split("{", 1)[0]
+    return set(re.findall(r"([A-Za-z_]\w*)\s*(?:=[^,)]*)?\s*[,)]", signature))
+
+
+def _same_message(review: ReviewInput, g: Guard) -> tuple[str, str] | None:
+    """The guard's message words reappear on an added line of the PR: the check moved and was reworded."""
+    words = re.findall(r"[A-Za-z_][\w-]*", g.message)
+    if len(words) < 4:
+        return None
+    pattern = re.compile(r"[^A-Za-z_\-]+".join(re.escape(w) for w in words[:4]))
+    for f in review.files:
+        for n, t in f.added:
+            if pattern.search(t):
+                return f"{f.path}:{n}", short(t.strip())
+    return None
+
+
+def _added_set(review: ReviewInput, path: str) -> set[int]:
+    for f in review.files:
+        if f.path == path:
+            return f.added_lines
+    return set()
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+|[()]", "", text)
+
+
+def _parts(text: str, op: str) -> list[str]:
+    """Top-level operands of `and`/`&&` (op='and') or `or`/`||` (op='or'), normalised."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        sep = "&&" if op == "and" else "||"
+        parts, depth, cur = [], 0, ""
+        i = 0
+        while i < len(text):
+            if text[i] in "([{":
+                depth += 1
+            elif text[i] in ")]}":
+                depth -= 1
+            if depth == 0 and text.startswith(sep, i):
+                parts.append(cur)
+                cur, i = "", i + 2
+                continue
+            cur += text[i]
+            i += 1
+        return [p.strip() for p in parts + [cur] if p.strip()]
+    kind = ast.And if op == "and" else ast.Or
+    values = node.values if isinstance(node, ast.BoolOp) and isinstance(node.op, kind) else [node]
+    return [_norm(v) for v in values]
+
+
+def _raise_condition(g: Guard) -> str:
+    if g.kind == "if-raise":
+        return g.key.split(":", 1)[1].rsplit("|", 1)[0]
+    if g.kind == "throw":
+        return g.key[len("throw:throw"):].split("|", 1)[0]
+    return ""
+
+
+def _weakened(old: Guard, new: Guard) -> str:
+    """Why the new check rejects fewer inputs than the old one, when that is visible in the text."""
+    if old.kind in ("assert", "check") and new.kind in ("assert", "check"):
+        a, b = old.asserted, new.asserted
+        if not a or not b:
+            return ""
+        conj_a, conj_b = _parts(a, "and"), _parts(b, "and")
+        keys_b = {_squash(c) for c in conj_b}
+        if keys_b < {_squash(c) for c in conj_a}:
+            dropped = [c for c in conj_a if _squash(c) not in keys_b]
+            return "drops " + " and ".join(f"`{short(d, 60)}`" for d in dropped)
+        if len(_parts(b, "or")) > 1 and len(_parts(a, "or")) == 1 and _squash(a) in {_squash(x) for x in _parts(b, "or")}:
+            return "adds an alternative (`or`) to the old condition"
+        if "==" in a and "==" not in b and re.search(r"\bin\b|<=|>=", b):
+            return "equality relaxed to a range or membership test"
+        return ""
+    a, b = _raise_condition(old), _raise_condition(new)
+    if a and b:
+        dis_a, dis_b = _parts(a, "or"), _parts(b, "or")
+        keys_b = {_squash(d) for d in dis_b}
+        if keys_b < {_squash(d) for d in dis_a}:
+            dropped = [d for d in dis_a if _squash(d) not in keys_b]
+            return "no longer raises when " + " or ".join(f"`{short(d, 60)}`" for d in dropped)
+        if len(_parts(b, "and")) > 1 and len(_parts(a, "and")) == 1 and _squash(a) in {_squash(x) for x in _parts(b, "and")}:
+            return "raises only when an extra condition also holds"
+    return ""
+
+
+def _optional_subject(g: Guard) -> str:
+    for pattern in (r"^(\w+) is not None$", r"^(\w+) is None$", r"^not \(?(\w+) is None\)?$",
+                    r"^(\w+)\.has_value\(\)$", r"^(\w+)!=nullptr$", r"^(\w+)$"):
+        m = re.match(pattern, g.asserted.strip())
+        if m:
+            return m.group(1)
+    m = re.search(r"\b(\w+) is not None\b", g.asserted)
+    return m.group(1) if m else ""
+
+
+def _optional_evidence(review: ReviewInput, name: str) -> list[str]:
+    """Head lines in the PR's changed files that treat `name` as optional (aiter#5143's three lines)."""
+    paths = tuple(f.path for f in review.changed("python", "cpp"))
+    if not paths:
+        return []
+    hits = review.source.grep(rf"\b{re.escape(name)}\b", "head", paths)
+    useful = [h for h in hits if OPTIONAL_HINT.search(h[2])]
+    return [f"{p}:{n}: {short(t.strip(), 100)}" for p, n, t in useful[:3]]
+
+
+def _comment_above(review: ReviewInput, path: str, side: str, language: str, start: int, end: int,
+                   pattern: re.Pattern[str] = INVARIANT_WORDS) -> str:
+    """The comment block directly above `start` (and trailing comments up to `end`), if it matches."""
+    if not start:
+        return ""
+    text = review.source.text(path, side)  # type: ignore[arg-type]
+    if text is None:
+        return ""
+    lines = text.splitlines()
+    marker = "#" if language == "python" else "//"
+    block: list[str] = []
+    n = start - 1
+    while n >= 1 and len(block) < 8:
+        stripped = lines[n - 1].strip()
+        if stripped.startswith(marker) or (language != "python" and stripped.startswith(("/*", "*"))):
+            block.insert(0, stripped.lstrip("#/* ").rstrip("*/ "))
+            n -= 1
+            continue
+        break
+    if language == "python":
+        block += [c for line, c in py_comments("\n".join(lines[start - 1:end])) if c]
+    else:
+        block += [ln.split("//", 1)[1].strip() for ln in lines[start - 1:end] if "//" in ln]
+    joined = " ".join(block)
+    return short(joined, 200) if joined and pattern.search(joined) else ""
+
+
+def _lines(fates: list[GuardFate]) -> list[str]:
+    if not fates:
+        return ["The PR deletes no assert, raise, check, zero-initialisation or .contiguous() call."]
+    counts: dict[str, int] = {}
+    for fate in fates:
+        counts[fate.fate] = counts.get(fate.fate, 0) + 1
+    order = ["gone", "replaced", "changed", "lifted", "handled", "moved"]
+    parts = [f"{counts[k]} {k}" for k in order if k in counts]
+    rest = sum(v for k, v in counts.items() if k not in order)
+    if rest:
+        parts.append(f"{rest} went away with the code they guarded")
+    summary = ", ".join(parts)
+    out = [f"GUARDS DELETED: {len(fates)} — {summary}."]
+    for fate in sorted(fates, key=lambda x: (order.index(x.fate) if x.fate in order else 9, x.path, x.base_line)):
+        loc = f"{fate.path}:{fate.base_line} (base)"
+        if fate.fate == "moved":
+            out.append(f"moved: {loc} `{fate.text}` → {fate.where}")
+        elif fate.fate == "changed":
+            weak = f" — weakened: {fate.weakened}" if fate.weakened else ""
+            out.append(f"changed: {loc}{weak}")
+            out.append(f"  - {fate.text}")
+            out.append(f"  + {fate.new_text or '(assigned from another expression on head)'}"
+                       + (f"  [{fate.where}]" if fate.where else ""))
+        elif fate.fate == "replaced":
+            out.append(f"replaced: {loc} `{fate.text}` → uninitialised at {fate.where}: `{fate.new_text}`")
+            if fate.invariant:
+                out.append(f"  base comment: {fate.invariant}")
+            if fate.contradiction:
+                out.append(f"  head comment: {fate.contradiction}")
+        elif fate.fate == "lifted":
+            out.append(f"lifted: {loc} `{fate.text}` — the PR now handles other values; it uses them at:")
+            out.extend(f"  {e}" for e in fate.evidence)
+        elif fate.fate == "handled":
+            out.append(f"handled: {loc} `{fate.text}` — head handles it another way:")
+            out.extend(f"  {e}" for e in fate.evidence)
+        elif fate.fate == "gone":
+            out.append(f"gone: {loc} `{fate.text}` — nothing on head checks it"
+                       + (f"; near head line {fate.head_line}" if fate.head_line else ""))
+            if fate.invariant:
+                out.append(f"  base comment: {fate.invariant}")
+        else:
+            reason = {"gone-with-function": "its function was removed",
+                      "gone-with-subject": "the names it checked are no longer used there",
+                      "gone-with-use": "the value it guarded is no longer used there",
+                      "gone-with-file": "its file was deleted",
+                      "gone-inline": "an inline zero tensor argument was removed",
+                      "implemented": "the PR implements the case it rejected",
+                      "rewritten": "its code was rewritten",
+                      "justified": "the PR explains in a comment why it can go"}.get(fate.fate, fate.fate)
+            if fate.evidence:
+                reason += f" ({fate.evidence[0]})"
+            out.append(f"went away: {loc} `{fate.text}` — {reason}")
+    return out

@@ -1,0 +1,361 @@
+"""symbols: first-party imports (and module attributes) the PR adds that do not resolve on the head side.
+
+Read with `ast` on the head side, so every file and definition the PR adds or renames already counts
+(aiter#5254's renames are simply there). An import resolves when its module is a `.py` file, a package
+(`__init__.py`) or a namespace directory of the head tree, and the imported name is a definition, an
+import, an assignment or a submodule of it; `import *`, `__all__` and a module-level `__getattr__` make
+every name resolvable. Imports guarded by `try/except ImportError` are the author's own fallback and
+are not reported. A missing module is reported as a line (it may be generated at build time); a name
+missing from a module that does exist is the hallucinated-symbol finding.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+from ..detectors.base import ReviewInput
+from ..source import Source
+from . import Artifact, collector
+from ._util import blob_kind, short
+
+DEF_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+ASSIGN_RE = re.compile(r"^[ \t]*([\w][\w, ()\[\]*]*?)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
+IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]+)", re.MULTILINE)
+GLOBAL_RE = re.compile(r"\bglobal[ \t]+([\w, ]+)")
+OPEN_MARKERS = re.compile(r"import \*|__all__|def __getattr__|globals\(\)|setattr\(|sys\.modules")
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "AttributeError"}
+
+
+@dataclass
+class Unresolved:
+    path: str
+    line: int
+    statement: str
+    module: str
+    name: str  # '' when the module itself is missing
+    reason: str
+    module_path: str = ""  # the file the name was looked for in
+    kind: str = "import"  # import | attribute
+
+
+@dataclass
+class SymbolsData:
+    checked: int = 0
+    unresolved: list[Unresolved] = field(default_factory=list)
+
+
+class Resolver:
+    """Module and name look-ups against one side of the tree, cached per review."""
+
+    def __init__(self, review: ReviewInput):
+        self.review = review
+        self.source: Source = review.source
+        self._top: set[str] | None = None
+        self._defs: dict[str, tuple[set[str], bool] | None] = {}
+        self._textdefs: dict[str, set[str]] = {}
+
+    def top_level(self) -> set[str]:
+        if self._top is None:
+            out = self.source.repo.git("ls-tree", "--name-only", "-z", self.source.rev("head"), check=False)
+            names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
+            self._top = {n.removesuffix(".py") for n in names}
+        return self._top
+
+    def first_party(self, module: str) -> bool:
+        return module.split(".", 1)[0] in self.top_level()
+
+    def module_file(self, module: str) -> tuple[str, str] | None:
+        """(kind, path) for a dotted module: ('file', a/b.py), ('package', a/b/__init__.py) or ('namespace', a/b)."""
+        rel = module.replace(".", "/")
+        if blob_kind(self.source, rel + ".py") == "blob":
+            return "file", rel + ".py"
+        kind = blob_kind(self.source, rel)
+        if kind == "tree":
+            if blob_kind(self.source, rel + "/__init__.py") == "blob":
+                return "package", rel + "/__init__.py"
+            return "namespace", rel
+        if blob_kind(self.source, rel + ".pyi") == "blob":
+            return "file", rel + ".pyi"
+        return None
+
+    def _text_names(self, path: str, text: str) -> set[str]:
+        """Names a module binds, read by one regex pass (definitions, assignments, imports, globals)."""
+        if path not in self._textdefs:
+            names: set[str] = set(DEF_RE.findall(text))
+            for targets in ASSIGN_RE.findall(text):
+                names.update(t for t in re.split(r"[\s,()\[\]*]+", targets) if t)
+            for imported in IMPORT_RE.findall(text):
+                for part in imported.replace("(", " ").replace(")", " ").split(","):
+                    words = part.split()
+                    if words:
+                        names.add(words[-1])
+            for declared in GLOBAL_RE.findall(text):
+                names.update(n.strip() for n in declared.split(","))
+            self._textdefs[path] = names
+        return self._textdefs[path]
+
+    def has_name(self, module: str, name: str) -> tuple[bool, str]:
+        """Whether `from module import name` resolves; (True, '') when it cannot be decided."""
+        found = self.module_file(module)
+        if found is None:
+            return True, ""  # reported as a missing module instead
+        kind, path = found
+        rel = module.replace(".", "/")
+        if kind in ("package", "namespace"):
+            if blob_kind(self.source, f"{rel}/{name}.py") == "blob" or blob_kind(self.source, f"{rel}/{name}") == "tree":
+                return True, path
+            if kind == "namespace":
+                return True, path  # a namespace package's attributes cannot be read from the tree
+        text = self.source.text(path)
+        if text is None:
+            return True, path  # unreadable: do not accuse
+        if re.search(rf"\b{re.escape(name)}\b", text) is None:
+            # The name is nowhere in the module's text: only a dynamic export can still provide it.
+            return bool(OPEN_MARKERS.search(text)), path
+        if name in self._text_names(path, text):
+            return True, path
+        tree = self.source.python(path)
+        if tree is None:
+            return True, path
+        if path not in self._defs:
+            self._defs[path] = module_names(tree)
+        names, open_ = self._defs[path]  # type: ignore[misc]
+        return (open_ or name in names), path
+
+
+def module_names(tree: ast.Module) -> tuple[set[str], bool]:
+    names: set[str] = set()
+    open_ = False
+
+    def visit(body: list[ast.stmt]) -> None:
+        nonlocal open_
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(stmt.name)
+                if stmt.name == "__getattr__":
+                    open_ = True
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    for node in ast.walk(target):
+                        if isinstance(node, ast.Name):
+                            names.add(node.id)
+                            if node.id == "__all__":
+                                open_ = True
+            elif isinstance(stmt, ast.Import):
+                for alias in stmt.names:
+                    names.add(alias.asname or alias.name.split(".", 1)[0])
+            elif isinstance(stmt, ast.ImportFrom):
+                for alias in stmt.names:
+                    if alias.name == "*":
+                        open_ = True
+                    else:
+                        names.add(alias.asname or alias.name)
+            elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.For, ast.While)) or stmt.__class__.__name__ == "TryStar":
+                for part in ("body", "orelse", "finalbody"):
+                    visit(getattr(stmt, part, []) or [])
+                for handler in getattr(stmt, "handlers", []) or []:
+                    visit(handler.body)
+            elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                # globals().update(...) / setattr(sys.modules[__name__], ...) register names dynamically
+                func = stmt.value.func
+                if isinstance(func, ast.Attribute) and func.attr == "update" and \
+                        isinstance(func.value, ast.Call) and getattr(func.value.func, "id", "") in ("globals", "vars") or getattr(func, "id", "") == "setattr":
+                    open_ = True
+            elif isinstance(stmt, ast.Global):
+                names.update(stmt.names)
+    visit(tree.body)
+    return names, open_
+
+
+def _package_of(path: str, level: int) -> str | None:
+    parts = path.split("/")[:-1]  # the file's directory is its package (also for __init__.py)
+    if level - 1 > len(parts):
+        return None
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    return ".".join(parts)
+
+
+def _statements(body: list[ast.stmt], guarded: bool = False):
+    """Every statement with whether an ImportError handler or `if TYPE_CHECKING` encloses it (no expression walk)."""
+    for stmt in body:
+        yield stmt, guarded
+        if isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
+            catches = any(h.type is None or _names_in(h.type) & IMPORT_ERRORS for h in stmt.handlers)
+            yield from _statements(stmt.body, guarded or catches)
+            for handler in stmt.handlers:  # a fallback import in an ImportError handler is optional too
+                yield from _statements(handler.body, guarded or handler.type is None
+                                       or bool(_names_in(handler.type) & IMPORT_ERRORS))
+            yield from _statements(stmt.orelse, guarded)
+            yield from _statements(stmt.finalbody, guarded)
+        elif isinstance(stmt, ast.If):
+            yield from _statements(stmt.body, guarded or _type_checking(stmt.test))
+            yield from _statements(stmt.orelse, guarded)
+        else:
+            for part in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, part, None)
+                if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
+                    yield from _statements(inner, guarded)
+            for case in getattr(stmt, "cases", []) or []:
+                yield from _statements(case.body, guarded)
+
+
+def _type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
+        (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _names_in(node: ast.AST) -> set[str]:
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+
+
+@collector("symbols")
+def symbols(review: ReviewInput) -> Artifact:
+    data = SymbolsData()
+    resolver = Resolver(review)
+    seen: set[tuple[str, str, str]] = set()
+    for f in review.changed("python"):
+        code = review.code[f.path].added if f.path in review.code else f.added
+        added = {n for n, _ in code}
+        if not added or not _worth_parsing(review, f.path, code):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
+        bindings: dict[str, str] = {}  # local name -> dotted first-party module/attribute it is bound to
+        simple_added: list[ast.stmt] = []
+        for node, guarded in _statements(tree.body):
+            end = getattr(node, "end_lineno", None) or node.lineno
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                if not hasattr(node, "body") and any(n in added for n in range(node.lineno, end + 1)):
+                    simple_added.append(node)
+                continue
+            module = _module_of(node, f.path)
+            if module is None:
+                continue
+            if isinstance(node, ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name != "*":
+                        bindings[alias.asname or alias.name] = f"{module}.{alias.name}"
+            else:
+                for alias in node.names:
+                    if alias.asname:
+                        bindings[alias.asname] = alias.name
+            if node.lineno not in added or guarded:
+                continue
+            _check_import(resolver, f.path, node, module, data, seen)
+        if bindings and simple_added:
+            _attributes(review, resolver, f.path, simple_added, added, bindings, data, seen)
+    lines: list[str] = []
+    if not data.checked:
+        lines.append("The PR adds no first-party import, so there was nothing to resolve.")
+    elif not data.unresolved:
+        lines.append(f"IMPORTS RESOLVED: all {data.checked} first-party import(s) and module attribute(s) the PR "
+                     "adds resolve against the head tree.")
+    else:
+        lines.append(f"UNRESOLVED: {len(data.unresolved)} of {data.checked} first-party import(s)/attribute(s) "
+                     "the PR adds do not resolve against the head tree.")
+        for u in data.unresolved:
+            lines.append(f"{u.path}:{u.line}: {u.reason}")
+            lines.append(f"  added by: {u.statement}")
+    return Artifact("symbols", lines, data)
+
+
+IMPORT_LINE = re.compile(r"^\s*(from\s+\S+\s+import\b|import\s)")
+BOUND_NAMES = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\(?([^\n#]+)|^[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)",
+                         re.MULTILINE)
+
+
+def _worth_parsing(review: ReviewInput, path: str, code: list[tuple[int, str]]) -> bool:
+    """A file needs its tree only when it adds an import, or uses an imported name as `name.attr`."""
+    if any(IMPORT_LINE.match(t) for _, t in code):
+        return True
+    text = review.source.text(path) or ""
+    names: set[str] = set()
+    for listed, alias in BOUND_NAMES.findall(text):
+        for part in (listed or alias).replace(")", "").split(","):
+            words = part.split()
+            if words:
+                names.add(words[-1])
+    names = {n for n in names if n.isidentifier()}
+    if not names:
+        return False
+    pattern = re.compile(r"\b(" + "|".join(re.escape(n) for n in sorted(names)) + r")\.")
+    return any(pattern.search(t) for _, t in code)
+
+
+def _module_of(node: ast.Import | ast.ImportFrom, path: str) -> str | None:
+    if isinstance(node, ast.Import):
+        return ""
+    if node.level:
+        package = _package_of(path, node.level)
+        if package is None:
+            return None
+        return ".".join(p for p in (package, node.module or "") if p)
+    return node.module or None
+
+
+def _check_import(resolver: Resolver, path: str, node: ast.Import | ast.ImportFrom, module: str,
+                  data: SymbolsData, seen: set[tuple[str, str, str]]) -> None:
+    statement = short(ast.unparse(node), 100)
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if not resolver.first_party(alias.name):
+                continue
+            data.checked += 1
+            if resolver.module_file(alias.name) is None and (path, alias.name, "") not in seen:
+                seen.add((path, alias.name, ""))
+                data.unresolved.append(Unresolved(path, node.lineno, statement, alias.name, "",
+                                                  f"module `{alias.name}` exists neither in the head tree nor in this diff"))
+        return
+    if not resolver.first_party(module):
+        return
+    if resolver.module_file(module) is None:
+        data.checked += 1
+        if (path, module, "") not in seen:
+            seen.add((path, module, ""))
+            data.unresolved.append(Unresolved(path, node.lineno, statement, module, "",
+                                              f"module `{module}` exists neither in the head tree nor in this diff"))
+        return
+    for alias in node.names:
+        if alias.name == "*":
+            continue
+        data.checked += 1
+        ok, where = resolver.has_name(module, alias.name)
+        if not ok and (path, module, alias.name) not in seen:
+            seen.add((path, module, alias.name))
+            data.unresolved.append(Unresolved(path, node.lineno, statement, module, alias.name,
+                                              f"`{alias.name}` is defined neither in {where} nor in this diff", where))
+
+
+def _attributes(review: ReviewInput, resolver: Resolver, path: str, statements: list[ast.stmt], added: set[int],
+                bindings: dict[str, str], data: SymbolsData, seen: set[tuple[str, str, str]]) -> None:
+    """`mod.name` on added lines where `mod` is bound by an import to a first-party module file."""
+    text = review.source.text(path) or ""
+    rebound: dict[str, bool] = {}
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and isinstance(node.ctx, ast.Load) and node.lineno in added):
+                continue
+            name = node.value.id
+            module = bindings.get(name)
+            if module is None or not resolver.first_party(module):
+                continue
+            found = resolver.module_file(module)
+            if found is None or found[0] == "namespace":
+                continue
+            if name not in rebound:
+                rebound[name] = bool(re.search(
+                    rf"(?<![\w.]){re.escape(name)}[ \t]*(?::[^=\n]*)?=(?!=)|\bfor[ \t]+{re.escape(name)}\b", text))
+            if rebound[name]:
+                continue  # the alias is rebound somewhere: it may not be the module at this line
+            data.checked += 1
+            ok, where = resolver.has_name(module, node.attr)
+            if not ok and (path, module, node.attr) not in seen:
+                seen.add((path, module, node.attr))
+                data.unresolved.append(Unresolved(path, node.lineno, short(ast.unparse(node), 100), module, node.attr,
+                                                  f"`{name}.{node.attr}`: `{node.attr}` is defined neither in "
+                                                  f"{where} nor in this diff", where, "attribute"))

@@ -1,0 +1,158 @@
+"""Guards in C++/HIP/CUDA read through tree-sitter: checks, asserts, throws, zero-inits, contiguous calls.
+
+A guard is what a deletion can weaken: `TORCH_CHECK(cond, …)`, `AITER_CHECK(…)`, `assert(…)`,
+`TORCH_INTERNAL_ASSERT(…)`, `CHECK_*` input macros, `throw …` (with its enclosing `if` condition),
+`torch::zeros`/`at::zeros`/`::zeros`/`.zero_()` and `.contiguous()`. Each comes with a normalised key
+(so a reformatted copy matches), its condition, the identifiers it checks and its enclosing function.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from tree_sitter import Node
+
+from . import cpp
+
+CHECK_MACRO = re.compile(r"^(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AITER_CHECK\w*|assert|CHECK_[A-Z0-9_]+|"
+                         r"[A-Z][A-Z0-9]*_CHECK(?:_[A-Z0-9_]+)?)$")
+NOT_GUARDS = {"HIP_CHECK", "HIP_CALL", "CUDA_CHECK", "HIPBLAS_CHECK", "HIPBLASLT_CHECK", "CHECK_HIP_ERROR",
+              "C10_CUDA_CHECK", "C10_HIP_CHECK", "NCCL_CHECK", "RCCL_CHECK"}  # wrap an API call, not a condition
+IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+CPP_NOISE = {"true", "false", "nullptr", "NULL", "sizeof", "static_cast", "reinterpret_cast", "const", "int",
+             "int64_t", "int32_t", "size_t", "float", "double", "bool", "auto", "std", "torch", "at", "c10",
+             "aiter", "dim", "size", "numel", "is_contiguous", "dtype", "scalar_type", "kFloat", "kHalf",
+             "kBFloat16", "value", "has_value", "data_ptr", "defined", "stride", "device", "is_cuda", "get"}
+
+
+@dataclass
+class CppGuard:
+    kind: str  # check | throw | zeros | contiguous
+    line: int  # 1-based first line of the guarding statement
+    end_line: int
+    key: str  # whitespace-free text of the guard, for exact matching
+    text: str  # as written (first line, trimmed)
+    condition: str  # the checked condition ('' for zeros/contiguous)
+    subjects: set[str] = field(default_factory=set)
+    function: str = ""
+    target: str = ""  # assignment target of a zero-init / contiguous call
+    message: str = ""  # the literal text of the check's message, for recognising a reworded copy
+
+
+def _text(node: Node | None) -> str:
+    return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _function_name(node: Node) -> str:
+    cur: Node | None = node
+    while cur is not None:
+        if cur.type == "function_definition":
+            decl = cur.child_by_field_name("declarator")
+            while decl is not None and decl.type not in ("identifier", "field_identifier", "qualified_identifier",
+                                                         "destructor_name", "operator_name"):
+                inner = decl.child_by_field_name("declarator")
+                if inner is None:
+                    break
+                decl = inner
+            return _text(decl)
+        cur = cur.parent
+    return ""
+
+
+def _statement(node: Node) -> Node:
+    """The enclosing statement or declaration, for line spans and assignment targets."""
+    cur = node
+    while cur.parent is not None and not (cur.type.endswith("_statement") or cur.type == "declaration"
+                                          or cur.type == "field_declaration"):
+        cur = cur.parent
+    return cur
+
+
+def _target(stmt: Node) -> str:
+    if stmt.type == "declaration":
+        for child in stmt.children:
+            if child.type == "init_declarator":
+                decl = child.child_by_field_name("declarator")
+                return _text(decl).lstrip("*&")
+    if stmt.type == "expression_statement" and stmt.children:
+        expr = stmt.children[0]
+        if expr.type == "assignment_expression":
+            return _squash(_text(expr.child_by_field_name("left")))
+    return ""
+
+
+def subjects_of(text: str) -> set[str]:
+    return {t for t in IDENT.findall(re.sub(r'"(?:\\.|[^"\\])*"', "", text)) if t not in CPP_NOISE}
+
+
+def _nodes(root: Node, lines: list[int] | None, functions: set[str]):
+    """The syntax nodes to inspect: all of them, or those touching `lines` or inside one of `functions`."""
+    stack = [(root, lines is None)]
+    while stack:
+        node, keep = stack.pop()
+        if not keep:
+            if node.type == "function_definition" and functions and _function_name(node) in functions:
+                keep = True
+            else:
+                first, last = node.start_point[0] + 1, node.end_point[0] + 1
+                i = bisect_left(lines, first)  # type: ignore[arg-type]
+                if not (i < len(lines) and lines[i] <= last):  # type: ignore[arg-type]
+                    continue
+        yield node
+        stack.extend((child, keep) for child in reversed(node.children))
+
+
+def guards(text: str, lines: set[int] | None = None, functions: set[str] | None = None) -> list[CppGuard]:
+    """Guards in a C++ source text: all, or those on `lines` and inside `functions` (function names)."""
+    tree = cpp.parse(text)
+    out: list[CppGuard] = []
+    wanted = sorted(lines) if lines is not None else None
+    for node in _nodes(tree.root_node, wanted, functions or set()):
+        if node.type == "call_expression":
+            func = node.child_by_field_name("function")
+            name = _text(func)
+            args = node.child_by_field_name("arguments")
+            bare = name.rsplit("::", 1)[-1]
+            if func is not None and func.type == "field_expression":
+                bare = _text(func.child_by_field_name("field"))
+            if func is not None and func.type == "identifier" and CHECK_MACRO.match(name) and name not in NOT_GUARDS:
+                arg_nodes = [c for c in (args.named_children if args is not None else []) if c.type != "comment"]
+                cond = _text(arg_nodes[0]) if arg_nodes else ""
+                message = " ".join(_text(a).strip('"') for a in arg_nodes[1:] if a.type == "string_literal")
+                out.append(CppGuard("check", node.start_point[0] + 1, node.end_point[0] + 1,
+                                    name + _squash(_text(args)), _first_line(_text(node)), cond,
+                                    subjects_of(cond), _function_name(node), message=message))
+            elif func is not None and bare in ("zeros", "zeros_like", "zero_") \
+                    and (bare == "zero_") == (func.type == "field_expression"):
+                stmt = _statement(node)
+                out.append(CppGuard("zeros", stmt.start_point[0] + 1, stmt.end_point[0] + 1, _squash(_text(node)),
+                                    _first_line(_text(stmt)), "", subjects_of(_text(args)), _function_name(node),
+                                    _target(stmt)))
+            elif func is not None and func.type == "field_expression" and bare == "contiguous":
+                stmt = _statement(node)
+                obj = _text(func.child_by_field_name("argument"))
+                out.append(CppGuard("contiguous", node.start_point[0] + 1, node.end_point[0] + 1,
+                                    _squash(_text(node)), _first_line(_text(stmt)), "", subjects_of(obj),
+                                    _function_name(node), _target(stmt)))
+        elif node.type == "throw_statement":
+            cond = ""
+            parent = node.parent
+            if parent is not None and parent.type == "compound_statement":
+                parent = parent.parent
+            if parent is not None and parent.type == "if_statement":
+                cond = _text(parent.child_by_field_name("condition")).strip("() ")
+            line = (parent.start_point[0] + 1) if cond else node.start_point[0] + 1
+            message = " ".join(m.strip('"') for m in re.findall(r'"(?:\\.|[^"\\])*"', _text(node)))
+            out.append(CppGuard("throw", line, node.end_point[0] + 1, "throw" + _squash(cond) + "|" + _squash(_text(node)),
+                                _first_line(_text(node)), cond, subjects_of(cond), _function_name(node),
+                                message=message))
+    return out
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0].strip() if text.strip() else ""
