@@ -162,3 +162,13 @@ def test_fingerprints_are_stable_across_line_moves(repo_factory, fmt):
     first = run(one).findings[0]
     second = run(two).findings[0]
     assert first.line != second.line and first.fingerprint == second.fingerprint
+
+
+def test_source_files_over_the_budget_are_listed_not_checked(repo_factory, monkeypatch):
+    import pr_review.pipeline as pipeline
+    monkeypatch.setattr(pipeline, "ANALYSIS_BUDGET", 2)
+    head = {f"aiter/m{i}.py": "import sys\nsys.path.insert(0, '/x')\n" + "v = 1\n" * i for i in range(4)}
+    report = run(repo_factory({"a.py": "x = 1\n"}, head))
+    skipped = [n.path for n in report.not_checked if "budget" in n.reason]
+    assert sorted(skipped) == ["aiter/m0.py", "aiter/m1.py"]  # the two with the fewest changed lines
+    assert {f.path for f in report.findings if f.rule == "syspath-mutation"} == {"aiter/m2.py", "aiter/m3.py"}

@@ -79,7 +79,9 @@ def _squash(text: str) -> str:
 
 def _code_map(source: Source, path: str, side, language: str) -> dict[int, str] | None:
     text = source.text(path, side)
-    return code_lines(text, language) if text is not None else None
+    if text is None:
+        return None
+    return code_lines(text, language, source.python(path, side) if language == "python" else None)
 
 
 def runtime_surface(files: list[ChangedFile], code: dict[str, FileCode], profile: Profile) -> tuple[bool, str, list[str]]:

@@ -16,7 +16,12 @@ SYSPATH_CALLS = {"sys.path.insert", "sys.path.append", "sys.path.extend"}
 
 @detector("syspath-mutation")
 def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
-    for f, tree in review.python_files(include_tests=False):
+    for f in review.changed("python", include_tests=False):
+        if not any("sys.path" in text for _, text in f.added):
+            continue  # parse only files whose added lines can hold the call
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
         added = f.added_lines
         parents = parent_map(tree)
         base_calls = _syspath_call_texts(review.source.python(f.old_path or f.path, "base"))
@@ -48,13 +53,15 @@ def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
 
 
 TODO_MARK = re.compile(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
+TODO_WORD = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
+STUB_WORD = re.compile(r"^\s*(pass|raise\s+NotImplementedError)\b")
 
 
 @detector("incomplete-code")
 def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
     for f in review.changed("python", "cpp", include_tests=False):
-        if not f.added:
-            continue
+        if not any(TODO_WORD.search(t) or STUB_WORD.search(t) for _, t in f.added):
+            continue  # nothing on the added lines that could be a note or a stub body
         text = review.source.text(f.path)
         if text is None:
             continue
@@ -149,30 +156,37 @@ def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
     if not prefixes:
         return
     registry = set(review.profile.env_registry)
-    for f, tree in review.python_files(include_tests=False):
+    candidates: list[tuple[str, ast.AST, str]] = []
+    for f in review.changed("python", include_tests=False):
         if f.path in registry or re.search(r"(^|/)(bench\w*|profil\w*|scripts?)/", f.path):
             continue  # the registry is where knobs belong; benchmark helpers are not runtime
-        constants = string_constants(tree)
+        if not any("environ" in t or "getenv" in t for _, t in f.added):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
         added = f.added_lines
-        for node, name in _env_reads(tree, constants):
-            if node.lineno not in added or not name.startswith(prefixes):
-                continue
-            if review.source.grep(re.escape(name), "base", fixed=False, word=True, files_only=True):
-                continue  # the knob already exists on base: a moved or repeated read, not a new knob
-            registered = [p for p in registry if review.source.grep(re.escape(name), "head", (p,), files_only=True)]
-            if registry and registered:
-                continue  # registered in the project's env registry, as its rules ask
-            where = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
-            yield Finding(
-                rule="env-var-knob", path=f.path, line=node.lineno,
-                problem=f"New environment knob `{name}` is read here{where}.",
-                impact="A knob changes behaviour invisibly per process; untested settings and "
-                       "stale knobs accumulate, and users cannot discover it.",
-                action="Author must justify the knob (or drive the choice from config/arguments), "
-                       + ("register it in the env registry, " if registry else "")
-                       + "document it, and test both settings.",
-                evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:120])],
-            )
+        candidates += [(f.path, node, name) for node, name in _env_reads(tree, string_constants(tree))
+                       if node.lineno in added and name.startswith(prefixes)]
+    if not candidates:
+        return
+    names = sorted({name for _, _, name in candidates})
+    on_base = _names_in_tree(review, names, "base", ())  # a moved or repeated read is not a new knob
+    registered = _names_in_tree(review, names, "head", tuple(registry)) if registry else set()
+    for path, node, name in candidates:
+        if name in on_base or name in registered:
+            continue
+        where = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
+        yield Finding(
+            rule="env-var-knob", path=path, line=node.lineno,
+            problem=f"New environment knob `{name}` is read here{where}.",
+            impact="A knob changes behaviour invisibly per process; untested settings and "
+                   "stale knobs accumulate, and users cannot discover it.",
+            action="Author must justify the knob (or drive the choice from config/arguments), "
+                   + ("register it in the env registry, " if registry else "")
+                   + "document it, and test both settings.",
+            evidence=[Evidence(path, node.lineno, ast.unparse(node)[:120])],
+        )
 
 
 def _env_reads(tree: ast.Module, constants: dict[str, str]) -> Iterable[tuple[ast.AST, str]]:
@@ -189,3 +203,10 @@ def _env_reads(tree: ast.Module, constants: dict[str, str]) -> Iterable[tuple[as
             yield node, key.value
         elif isinstance(key, ast.Name) and key.id in constants:
             yield node, constants[key.id]
+
+
+def _names_in_tree(review: ReviewInput, names: list[str], side, pathspecs: tuple[str, ...]) -> set[str]:
+    """Which of `names` occur as words anywhere in a tree: one `git grep -o` for all of them."""
+    pattern = "|".join(re.escape(n) for n in names)
+    hits = review.source.grep(pattern, side, pathspecs, word=True, only_matching=True)
+    return {text for _, _, text in hits}

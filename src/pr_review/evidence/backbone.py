@@ -137,9 +137,8 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
         return CoreFile(f.path, tier, "N/A", f"only comments, docstrings or whitespace change in {f.path} ({why})")
     symbols = [s for s in changed_symbols(review, f) if s != "<module level>"]
     module = PurePosixPath(f.path).stem
-    covering = sorted(t for t, text in tests.items()
-                      if any(re.search(rf"\b{re.escape(s)}\b", text) for s in symbols)
-                      or re.search(rf"\b{re.escape(module)}\b", text))
+    mention = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in [module, *symbols]) + r")\b")
+    covering = sorted(t for t, text in tests.items() if mention.search(text))
     named = ", ".join(f"`{s}`" for s in symbols[:6]) or f"module-level code of {f.path}"
     callers: list[str] = []
     if tier == 1:

@@ -129,14 +129,17 @@ class Repo:
         )
 
     def grep(self, pattern: str, rev: str, pathspecs: tuple[str, ...] = (), *, fixed: bool = False,
-             word: bool = False, files_only: bool = False) -> list[tuple[str, int, str]]:
-        """`git grep` over a tree (not the work tree): [(path, line, text)]."""
-        args = ["grep", "-I", "--no-color", "-n", "--full-name"]
-        args.append("-F" if fixed else "-E")
+             word: bool = False, files_only: bool = False, only_matching: bool = False,
+             ) -> list[tuple[str, int, str]]:
+        """`git grep` over a tree (not the work tree): [(path, line, text)].
+
+        With `files_only` the line is 0 and the text empty; with `only_matching` the text is the match."""
+        args = ["grep", "-I", "--no-color", "--full-name", "-F" if fixed else "-E"]
         if word:
             args.append("-w")
-        if files_only:
-            args = ["grep", "-I", "--no-color", "-l", "--full-name", "-F" if fixed else "-E"] + (["-w"] if word else [])
+        args.append("-l" if files_only else "-n")
+        if only_matching:
+            args.append("-o")
         args += ["-e", pattern, rev, "--", *pathspecs]
         out = self.text(*args, check=False)
         hits: list[tuple[str, int, str]] = []

@@ -14,10 +14,12 @@ from . import cpp
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
 
 
-def code_lines(text: str, language: str) -> dict[int, str] | None:
-    """1-based line → code text (comments removed); None when the text cannot be parsed."""
+def code_lines(text: str, language: str, tree: ast.Module | None = None) -> dict[int, str] | None:
+    """1-based line → code text (comments removed); None when the text cannot be parsed.
+
+    `tree` is the already-parsed Python module when the caller has one (parsing is the cost)."""
     if language == "python":
-        return _python(text)
+        return _python(text, tree)
     if language == "cpp":
         return _cpp(text)
     if language == "text":
@@ -27,10 +29,8 @@ def code_lines(text: str, language: str) -> dict[int, str] | None:
             if line.strip() and not line.strip().startswith(prefixes)}
 
 
-def _python(text: str) -> dict[int, str] | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
+def _python(text: str, tree: ast.Module | None) -> dict[int, str] | None:
+    if tree is None:
         return None
     docstrings: set[tuple[int, int]] = set()
     for node in ast.walk(tree):
