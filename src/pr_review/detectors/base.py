@@ -40,10 +40,15 @@ class ReviewInput:
     def is_test(self, path: str) -> bool:
         return bool(TEST_PATH.search(path)) or self.profile.is_test(path)
 
-    def python_files(self, include_tests: bool = True) -> Iterator[tuple[ChangedFile, ast.Module]]:
-        """Changed Python files with added lines, parsed on the head side."""
+    def python_files(self, include_tests: bool = True, added_matching: re.Pattern[str] | None = None,
+                     ) -> Iterator[tuple[ChangedFile, ast.Module]]:
+        """Changed Python files with added lines, parsed on the head side.
+
+        `added_matching` skips, before parsing, files none of whose added lines match it."""
         for f in self.changed("python", include_tests=include_tests):
             if not f.added:
+                continue
+            if added_matching is not None and not any(added_matching.search(t) for _, t in f.added):
                 continue
             tree = self.source.python(f.path)
             if tree is not None:

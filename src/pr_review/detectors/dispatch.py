@@ -233,9 +233,7 @@ def _proxy_compare(node: ast.Compare) -> str | None:
 
 @detector("phase-size-proxy")
 def phase_size_proxy(review: ReviewInput) -> Iterable[Finding]:
-    for f, tree in review.python_files(include_tests=False):
-        if not any(PROXY_TEXT.search(t) for _, t in f.added):
-            continue
+    for f, tree in review.python_files(include_tests=False, added_matching=PROXY_TEXT):
         added = f.added_lines
         parents = parent_map(tree)
         base_compares = _compare_texts(review.source.python(f.old_path or f.path, "base") if not f.is_new else None)

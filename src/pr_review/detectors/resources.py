@@ -133,9 +133,7 @@ def _inside(node: ast.AST, funcs: set[ast.AST], parents: dict[ast.AST, ast.AST])
 
 @detector("weight-variant-double-pin")
 def weight_variant_double_pin(review: ReviewInput) -> Iterable[Finding]:
-    for f, tree in review.python_files(include_tests=False):
-        if not any(VARIANT_TEXT.search(t) for _, t in f.added):
-            continue
+    for f, tree in review.python_files(include_tests=False, added_matching=VARIANT_TEXT):
         added = f.added_lines
         base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else ""
         parents = parent_map(tree)

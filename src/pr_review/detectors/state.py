@@ -646,9 +646,7 @@ def _unwrapped(review: ReviewInput, op: _Op) -> bool:
 
 @detector("fake-impl-missing")
 def fake_impl_missing(review: ReviewInput) -> Iterable[Finding]:
-    for f, tree in review.python_files(include_tests=False):
-        if not any(REGISTRATION.search(t) for _, t in f.added):
-            continue
+    for f, tree in review.python_files(include_tests=False, added_matching=REGISTRATION):
         changed = f.added_lines
         head_ops = [op for op in _ops(tree) if touches(op.node, changed)]
         if not head_ops:
