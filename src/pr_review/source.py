@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from .git import CatFile, Repo
+from .git.catfile import MISSING
 from .model import NotChecked
 
 Side = Literal["head", "base"]
@@ -30,7 +31,7 @@ class Source:
 
     def text(self, path: str, side: Side = "head") -> str | None:
         blob = self.catfile.read(self.rev(side), path)
-        if blob.text is None and blob.reason != "not present at this revision":
+        if blob.text is None and blob.reason != MISSING:
             if (side, path) not in self._seen_unreadable:
                 self._seen_unreadable.add((side, path))
                 self.not_checked.append(NotChecked(path, f"{side} side {blob.reason}"))
@@ -57,7 +58,8 @@ class Source:
         return self._trees[key]
 
     def exists(self, path: str, side: Side = "head") -> bool:
-        return self.repo.path_exists(self.rev(side), path)
+        """Whether a file or directory is at `path`, asked of the long-lived cat-file process."""
+        return self.catfile.read(self.rev(side), path).reason != MISSING
 
     def grep(self, pattern: str, side: Side = "head", pathspecs: tuple[str, ...] = (), **kw) -> list[tuple[str, int, str]]:
         return self.repo.grep(pattern, self.rev(side), pathspecs, **kw)

@@ -18,11 +18,7 @@ from dataclasses import dataclass
 
 from ..git.diff import ChangedFile
 from ..lang.python import (
-    FUNCTION_TYPES,
-    decorator_name,
-    dotted_name,
-    qualified_functions,
-    touches,
+    FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -257,7 +253,7 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
         if NOT_RUNTIME.search(f.path):
             continue
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         yield from _param_discard(review, f, tree, base_tree)
         if any("getattr(" in t for _, t in f.added):
             yield from _attr_missing(f, tree, review.source.text(f.old_path or f.path, "base") if base_tree else None)
@@ -640,7 +636,7 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_text: str | None) -> It
         for node in ast.walk(func):
             if not (isinstance(node, ast.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3):
                 continue
-            if node.lineno not in added or _owner_func(func, node) is not func:
+            if node.lineno not in added or innermost_function(func, node) is not func:
                 continue
             if _tested(node, parents) or _validated(node, parents, func):
                 continue  # the code branches on the fallback value, or validates it: handled
@@ -710,18 +706,6 @@ def _validated(node: ast.AST, parents: dict[ast.AST, ast.AST], func: ast.AST) ->
     return False
 
 
-def _owner_func(func: ast.AST, node: ast.AST) -> ast.AST:
-    owner = func
-    stack = [(func, func)]
-    while stack:
-        n, current = stack.pop()
-        for child in ast.iter_child_nodes(n):
-            if child is node:
-                return current
-            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else current))
-    return owner
-
-
 # --------------------------------------------------------------------------------------------
 # defaulted-param-dead
 # --------------------------------------------------------------------------------------------
@@ -732,7 +716,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
         if NOT_RUNTIME.search(f.path):
             continue
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         if base_tree is None:
             continue
         for sig in _changed_signatures(f, tree, base_tree):

@@ -195,7 +195,7 @@ def arch_literal_in_dispatch(review: ReviewInput) -> Iterable[Finding]:
         tree = review.source.python(f.path)
         if tree is None:
             continue
-        base = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base = review.base_python(f)
         if KERNEL_SPECIFIC_FILE.search(f.path) or _python_arch_literals(base):
             continue  # kernel-specific code, or a file that already compares arch literals (aiter#3956)
         added = f.added_lines
@@ -289,7 +289,7 @@ def arch_literal_in_dispatch_cpp(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path)
         if text is None:
             continue
-        base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else None
+        base_text = review.base_text(f)
         if KERNEL_SPECIFIC_FILE.search(f.path) or (base_text is not None and CPP_ARCH_STRING.search(base_text)):
             continue  # kernel-specific code, or a file that already compares arch strings
         added = f.added_lines
@@ -327,7 +327,7 @@ def fnuz_by_arch_name(review: ReviewInput) -> Iterable[Finding]:
         tree = review.source.python(f.path)
         if tree is None:
             continue
-        base = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base = review.base_python(f)
         base_texts = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.stmt)} if base else set()
         added = f.added_lines
         for stmt, name, cond in _python_fnuz_by_arch(tree):
@@ -338,7 +338,7 @@ def fnuz_by_arch_name(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path)
         if text is None:
             continue
-        base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else ""
+        base_text = review.base_text(f, "")
         base_lines = {_norm(x) for x in (base_text or "").splitlines()}
         added = f.added_lines
         for node, name in _cpp_fnuz_by_arch(cpp.parse_cached(text), added):
@@ -536,7 +536,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         tree = review.source.python(f.path)
         if tree is None or FLAVOUR_NAME.search(f.path.rsplit("/", 1)[-1]):
             continue
-        base = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base = review.base_python(f)
         base_texts = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.stmt)} if base else set()
         parents = parent_map(tree)
         added = f.added_lines
@@ -564,7 +564,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path)
         if text is None:
             continue
-        base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else ""
+        base_text = review.base_text(f, "")
         base_lines = {_norm(x) for x in (base_text or "").splitlines()}
         lines = text.splitlines()
         added = f.added_lines
@@ -799,7 +799,7 @@ def dtype_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         tree = review.source.python(f.path)
         if tree is None:
             continue
-        base = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base = review.base_python(f)
         base_funcs, base_follows = _function_dtypes(base)
         parents = parent_map(tree)
         added = f.added_lines
@@ -844,7 +844,7 @@ def _dtype_hardcoded_cpp(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path)
         if text is None:
             continue
-        base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else None
+        base_text = review.base_text(f)
         base_funcs: dict[str, set[str]] | None = None
         added = f.added_lines
         tree = cpp.parse_cached(text)

@@ -37,6 +37,14 @@ class ReviewInput:
                 continue
             yield f
 
+    def base_python(self, f: ChangedFile) -> ast.Module | None:
+        """The file's parsed base side (under its old name when renamed); None for a new file."""
+        return None if f.is_new else self.source.python(f.old_path or f.path, "base")
+
+    def base_text(self, f: ChangedFile, new_file: str | None = None) -> str | None:
+        """The file's base-side text (under its old name when renamed); `new_file` for a new file."""
+        return new_file if f.is_new else self.source.text(f.old_path or f.path, "base")
+
     def is_test(self, path: str) -> bool:
         return bool(TEST_PATH.search(path)) or self.profile.is_test(path)
 

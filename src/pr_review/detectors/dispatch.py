@@ -16,11 +16,7 @@ from collections.abc import Iterable
 
 from ..git.diff import ChangedFile
 from ..lang.python import (
-    FUNCTION_TYPES,
-    comments,
-    decorator_name,
-    dotted_name,
-    parent_map,
+    FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function, parent_map,
     qualified_functions,
 )
 from ..model import Evidence, Finding
@@ -161,7 +157,7 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
         enums = _enum_compares(tree)
         parents = parent_map(tree)
         reported: set[tuple[str, int]] = set()
-        base_compares = _compare_texts(review.source.python(f.old_path or f.path, "base") if not f.is_new else None)
+        base_compares = _compare_texts(review.base_python(f))
         for cmp_node, var, lits in new:
             if _flat(ast.unparse(cmp_node)) in base_compares:
                 continue  # the same comparison already existed on base
@@ -236,7 +232,7 @@ def phase_size_proxy(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False, added_matching=PROXY_TEXT):
         added = f.added_lines
         parents = parent_map(tree)
-        base_compares = _compare_texts(review.source.python(f.old_path or f.path, "base") if not f.is_new else None)
+        base_compares = _compare_texts(review.base_python(f))
         for node in ast.walk(tree):
             if not isinstance(node, ast.Compare) or node.lineno not in added:
                 continue
@@ -376,7 +372,7 @@ def cudagraph_capture_break(review: ReviewInput) -> Iterable[Finding]:
             continue
         added = f.added_lines
         parents = parent_map(tree)
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
         for qualname, func in funcs:
             seen_lines: set[int] = set()
@@ -387,7 +383,7 @@ def cudagraph_capture_break(review: ReviewInput) -> Iterable[Finding]:
                 what = _capture_hazard(node)
                 if what is None or _eager_only(node, func, parents):
                     continue
-                if _owner(func, node) is not func:
+                if innermost_function(func, node) is not func:
                     continue
                 seen_lines.add(node.lineno)
                 kind, text = what
@@ -434,17 +430,6 @@ def _capture_hazard(node: ast.AST) -> tuple[str, str] | None:
                                             and not callee.startswith(("os.", "re.", "np.", "math."))):
                     return "Branch on tensor data", f"{'if' if isinstance(node, ast.If) else 'while'} {ast.unparse(node.test)}"
     return None
-
-
-def _owner(func: ast.AST, node: ast.AST) -> ast.AST:
-    stack = [(func, func)]
-    while stack:
-        n, current = stack.pop()
-        for child in ast.iter_child_nodes(n):
-            if child is node:
-                return current
-            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else current))
-    return func
 
 
 # --------------------------------------------------------------------------------------------
@@ -502,7 +487,7 @@ def constexpr_check_disabled(review: ReviewInput) -> Iterable[Finding]:
         if not kernels:
             continue
         added = f.added_lines
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         base_kernels = _kernels(base_tree) if base_tree is not None else {}
         for kname, kernel in kernels.items():
             base_params = set(_constexpr_params(base_kernels[kname])) if kname in base_kernels else set()

@@ -284,7 +284,7 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
             continue
         parents = parent_map(tree)
         added = f.added_lines  # type: ignore[attr-defined]
-        base = review.source.python(f.old_path or f.path, "base") if not f.is_new else None  # type: ignore[attr-defined]
+        base = review.base_python(f)  # type: ignore[attr-defined]
         base_calls = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.Call)} if base else set()
         defs_by_func: dict[int, dict[str, list[ast.expr]]] = {}
         for node in ast.walk(tree):

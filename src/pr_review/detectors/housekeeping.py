@@ -24,7 +24,7 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
             continue
         added = f.added_lines
         parents = parent_map(tree)
-        base_calls = _syspath_call_texts(review.source.python(f.old_path or f.path, "base"))
+        base_calls = _syspath_call_texts(review.base_python(f))
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and dotted_name(node.func) in SYSPATH_CALLS):
                 continue

@@ -288,7 +288,7 @@ def _dep_finding(f_path: str, line: int, name: str, where: str, text: str) -> Fi
 def _requirements(review: ReviewInput, f) -> Iterable[Finding]:
     if review.profile.is_static(f.path) or re.search(r"(^|/)docs?/", f.path):
         return  # documentation build requirements do not reach users of the package
-    base_text = review.source.text(f.old_path or f.path, "base") if f.status != "added" else ""
+    base_text = review.base_text(f, "")
     before = {_req_name(line) for line in (base_text or "").splitlines()} - {""}
     new: list[tuple[int, str, str]] = []
     for n, text in f.added:
@@ -326,7 +326,7 @@ def _pyproject_deps(text: str | None) -> set[str]:
 
 def _pyproject(review: ReviewInput, f) -> Iterable[Finding]:
     new = _pyproject_deps(review.source.text(f.path)) - _pyproject_deps(
-        review.source.text(f.old_path or f.path, "base") if f.status != "added" else "")
+        review.base_text(f, ""))
     for name in sorted(new):
         hit = next(((n, t) for n, t in f.added if re.search(rf"""["']?{re.escape(name)}""", _canon(t))), None)
         if hit:
@@ -357,7 +357,7 @@ def _setup_requires(text: str | None) -> set[str]:
 
 def _setup_py(review: ReviewInput, f) -> Iterable[Finding]:
     new = _setup_requires(review.source.text(f.path)) - _setup_requires(
-        review.source.text(f.old_path or f.path, "base") if f.status != "added" else "")
+        review.base_text(f, ""))
     for name in sorted(new):
         hit = next(((n, t) for n, t in f.added if _canon(name) in _canon(t)), None)
         if hit:

@@ -135,7 +135,7 @@ def _inside(node: ast.AST, funcs: set[ast.AST], parents: dict[ast.AST, ast.AST])
 def weight_variant_double_pin(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False, added_matching=VARIANT_TEXT):
         added = f.added_lines
-        base_text = review.source.text(f.old_path or f.path, "base") if not f.is_new else ""
+        base_text = review.base_text(f, "")
         parents = parent_map(tree)
         init_funcs = {n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES) and n.name == "__init__"}
         reported: set[str] = set()

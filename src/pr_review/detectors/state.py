@@ -14,11 +14,7 @@ from dataclasses import dataclass, field
 
 from ..git.diff import ChangedFile
 from ..lang.python import (
-    FUNCTION_TYPES,
-    decorator_name,
-    dotted_name,
-    qualified_functions,
-    touches,
+    FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -490,7 +486,7 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
             if not reads:
                 continue
             if base_funcs is None:
-                base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+                base_tree = review.base_python(f)
                 base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
             base_func = base_funcs.get(qualname)
             already = {r.name for r in _maybe_unbound(base_func)} if base_func is not None else set()
@@ -651,7 +647,7 @@ def fake_impl_missing(review: ReviewInput) -> Iterable[Finding]:
         head_ops = [op for op in _ops(tree) if touches(op.node, changed)]
         if not head_ops:
             continue
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         base_names = {op.name for op in _ops(base_tree)} if base_tree is not None else set()
         for op in head_ops:
             if op.name in base_names or op.fake is not None or op.kind == "compile_guard":
@@ -747,7 +743,7 @@ def _return_shape(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]
             or (len(body) == 1 and isinstance(body[0], (ast.Pass,))):
         return None  # a stub: the real op is elsewhere (C++)
     returns = [n for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None
-               and _owner(func, n) is func]
+               and innermost_function(func, n) is func]
     if not returns:
         return None
     shapes = []
@@ -762,19 +758,6 @@ def _return_shape(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]
     if len({len(s) for s in shapes}) != 1:
         return None
     return shapes[-1]
-
-
-def _owner(func: ast.AST, node: ast.AST) -> ast.AST | None:
-    """The innermost function of `func` that contains `node`."""
-    owner = func
-    stack = [(func, func)]
-    while stack:
-        n, current = stack.pop()
-        for child in ast.iter_child_nodes(n):
-            if child is node:
-                return current
-            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else current))
-    return owner
 
 
 def _annotation_arity(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | None:
@@ -825,7 +808,7 @@ def fake_impl_mismatch(review: ReviewInput) -> Iterable[Finding]:
             if real is None or not (touches(fake, changed) or touches(real, changed) or touches(op.node, changed)):
                 continue
             if base_pairs is None:
-                base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+                base_tree = review.base_python(f)
                 base_pairs = _pair_verdicts(base_tree) if base_tree is not None else {}
             verdicts = _pair_verdicts_one(op, fake)
             if verdicts and verdicts <= base_pairs.get(fake.name, set()):

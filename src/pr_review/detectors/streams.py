@@ -77,7 +77,7 @@ def queue_get_no_timeout(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         queues = _queue_names(tree)
         parents = parent_map(tree)
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         base_gets = {_flat(ast.unparse(n)) for n in ast.walk(base_tree) if isinstance(n, ast.Call)
                      and isinstance(n.func, ast.Attribute) and n.func.attr == "get"} if base_tree else set()
         for node in ast.walk(tree):
@@ -209,7 +209,7 @@ def stream_sync_missing(review: ReviewInput) -> Iterable[Finding]:
                 if not touches(region, added) or not produced:
                     continue
                 if base_func is None:
-                    base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+                    base_tree = review.base_python(f)
                     base_func = (qualified_functions(base_tree).get(qualname) if base_tree else None) or False
                 if base_func and _flat(ast.unparse(region)) in _flat(ast.unparse(base_func)):
                     continue  # the same side-stream block existed on base

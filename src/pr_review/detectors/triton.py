@@ -802,7 +802,7 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
             continue
         added = f.added_lines
         arch_names = _arch_names(tree)
-        base_tree = review.source.python(f.old_path or f.path, "base") if not f.is_new else None
+        base_tree = review.base_python(f)
         base: dict[tuple[str, str], set[str]] = {}
         if base_tree is not None:
             for site in _knob_sites(base_tree, knobs):

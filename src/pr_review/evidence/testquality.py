@@ -303,7 +303,7 @@ def collect_test_quality(review: ReviewInput) -> Artifact:
         helpers = _asserting_helpers(functions)
         imported = _imported_names(tree)
         touched = {name: fn for name, fn in functions.items() if f.is_new or _touched(fn, added)}
-        base_tree = None if f.is_new else review.source.python(f.old_path or f.path, "base")
+        base_tree = review.base_python(f)
         base_funcs = _functions(base_tree) if base_tree is not None else {}
         seen_nodes: set[int] = set()
         for name, fn in touched.items():

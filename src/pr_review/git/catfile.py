@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
+MISSING = "not present at this revision"
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class CatFile:
         proc.stdin.flush()
         header = proc.stdout.readline().decode("utf-8", "replace").split()
         if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
-            return Blob(None, "not present at this revision")
+            return Blob(None, MISSING)
         _, kind, size_text = header
         size = int(size_text)
         data = proc.stdout.read(size)

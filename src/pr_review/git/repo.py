@@ -158,6 +158,3 @@ class Repo:
     def ls_tree(self, rev: str, pathspecs: tuple[str, ...] = ()) -> list[str]:
         out = self.git("ls-tree", "-r", "--name-only", "-z", rev, "--", *pathspecs, check=False)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-    def path_exists(self, rev: str, path: str) -> bool:
-        return self.run_ok("cat-file", "-e", f"{rev}:{path}")

@@ -34,6 +34,18 @@ FUNCTION_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
 SCOPE_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
+def innermost_function(func: ast.AST, node: ast.AST) -> ast.AST:
+    """The innermost function or lambda inside `func` (or `func` itself) that contains `node`."""
+    stack = [(func, func)]
+    while stack:
+        current_node, owner = stack.pop()
+        for child in ast.iter_child_nodes(current_node):
+            if child is node:
+                return owner
+            stack.append((child, child if isinstance(child, (*FUNCTION_TYPES, ast.Lambda)) else owner))
+    return func
+
+
 def is_module_level(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     """True when no function, class or lambda encloses `node` (module-level `if`/`try` count)."""
     return not any(isinstance(a, SCOPE_TYPES) for a in ancestors(node, parents))

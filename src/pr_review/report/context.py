@@ -11,7 +11,7 @@ from ..catalog import Catalog, Rule
 from ..model import Report
 
 
-def format_rule(rule, code: str) -> str:
+def format_rule(rule: Rule, code: str) -> str:
     codes = ", ".join(f"{p} {c}" for p, c in sorted(rule.codes.items())) or "none"
     lines = [
         f"{rule.title}",
