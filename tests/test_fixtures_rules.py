@@ -6,7 +6,6 @@ case — plus optional `profile`, `title`, `body` and `delete`.
 """
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from pr_review.gate import ENGINE_DECIDED
 from pr_review.model import PRInfo
 from pr_review.pipeline import ReviewRequest, review
 
-from conftest import GIT_ID, copy_tree
+from conftest import copy_tree, git
 
 FIXTURES = Path(__file__).parent / "fixtures" / "rules"
 CASES = sorted(p for p in FIXTURES.glob("*/*") if (p / "expect.yml").exists())
@@ -26,26 +25,22 @@ CASES = sorted(p for p in FIXTURES.glob("*/*") if (p / "expect.yml").exists())
 
 def build_fixture_repo(case: Path, dest: Path, delete: list[str]) -> Path:
     dest.mkdir()
-
-    def run(*args: str) -> None:
-        subprocess.run(["git", "-C", str(dest), *GIT_ID, *args], check=True, capture_output=True)
-
-    run("init", "-q")
+    git(dest, "init", "-q")
     copy_tree(case / "base", dest)
-    run("add", "-A")
-    run("commit", "-q", "--allow-empty", "-m", "base")
-    run("checkout", "-q", "-b", "pr")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "--allow-empty", "-m", "base")
+    git(dest, "checkout", "-q", "-b", "pr")
     copy_tree(case / "head", dest)
     for path in delete:
         (dest / path).unlink()
-    run("add", "-A")
-    run("commit", "-q", "--allow-empty", "-m", "pr")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-q", "--allow-empty", "-m", "pr")
     if (case / "main").is_dir():  # the base branch moved on after the PR branched
-        run("checkout", "-q", "main")
+        git(dest, "checkout", "-q", "main")
         copy_tree(case / "main", dest)
-        run("add", "-A")
-        run("commit", "-q", "-m", "main moved")
-        run("checkout", "-q", "pr")
+        git(dest, "add", "-A")
+        git(dest, "commit", "-q", "-m", "main moved")
+        git(dest, "checkout", "-q", "pr")
     return dest
 
 
@@ -54,7 +49,7 @@ def test_fixture(case: Path, tmp_path: Path) -> None:
     expect = yaml.safe_load((case / "expect.yml").read_text()) or {}
     rule = case.parent.name
     repo = build_fixture_repo(case, tmp_path / "repo", expect.get("delete") or [])
-    base_tip = subprocess.run(["git", "-C", str(repo), "rev-parse", "main"], capture_output=True, text=True).stdout.strip()
+    base_tip = git(repo, "rev-parse", "main").strip()
     report = review(ReviewRequest(
         repo_dir=str(repo), base="main", head="pr", remote=None, profile=expect.get("profile", "aiter"),
         base_tip=base_tip,

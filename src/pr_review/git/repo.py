@@ -34,10 +34,14 @@ class Repo:
             raise GitError(f"{path} is not a git repository")
         return cls(probe.stdout.strip())
 
-    def git(self, *args: str, check: bool = True, input: bytes | None = None) -> bytes:
+    def _exec(self, args: tuple[str, ...], input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+        """Every git call: settings the diff parser relies on, no prompts, C locale for messages."""
         cmd = ["git", "-C", str(self.root), "-c", "core.quotePath=false", "-c", "color.ui=false", *args]
         env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        proc = subprocess.run(cmd, capture_output=True, input=input, env=env)
+        return subprocess.run(cmd, capture_output=True, input=input, env=env)
+
+    def git(self, *args: str, check: bool = True, input: bytes | None = None) -> bytes:
+        proc = self._exec(args, input)
         if check and proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise GitError(f"git {' '.join(args[:3])} failed: {err[-1] if err else proc.returncode}")
@@ -69,9 +73,7 @@ class Repo:
 
     def run(self, *args: str) -> tuple[int, bytes]:
         """Run git and return (exit status, stdout) for callers that branch on the status."""
-        cmd = ["git", "-C", str(self.root), "-c", "core.quotePath=false", *args]
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        proc = subprocess.run(cmd, capture_output=True, env=env)
+        proc = self._exec(args)
         return proc.returncode, proc.stdout
 
     def run_ok(self, *args: str) -> bool:
