@@ -22,6 +22,8 @@ class Rule:
     trigger: str
     fp_check: str
     detector: str
+    stage: str = "preview"
+    measurement: dict[str, Any] | None = None
     examples: tuple[dict[str, str], ...] = ()
     languages: tuple[str, ...] = ()
     families: tuple[str, ...] = ()
@@ -31,6 +33,11 @@ class Rule:
 
     def code_for(self, profile: str, fallback: str | None = None) -> str:
         return self.codes.get(profile) or (self.codes.get(fallback) if fallback else None) or self.id
+
+    @property
+    def annotates(self) -> bool:
+        """Only a rule that earned `stable` by measurement annotates and moves the verdict."""
+        return self.stage == "stable"
 
     def applies_to(self, profile: str) -> bool:
         return not self.profiles or profile in self.profiles
@@ -62,6 +69,7 @@ def _rule_from(data: dict[str, Any], source: Path) -> Rule:
         severity=data["severity"], title=data["title"], summary=data["summary"],
         impact=data["impact"], action=data["action"], trigger=data["trigger"],
         fp_check=data["fp_check"], detector=data["detector"],
+        stage=data.get("stage", "preview"), measurement=data.get("measurement"),
         examples=tuple(data.get("examples") or ()), languages=tuple(data.get("languages") or ()),
         families=tuple(data.get("families") or ()), profiles=tuple(data.get("profiles") or ()),
         subtypes=tuple(data.get("subtypes") or ()), source=str(source),
