@@ -7,7 +7,10 @@ import re
 import sys
 from typing import Iterable
 
-import tomllib
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the same parser, published as tomli before it joined the standard library in 3.11
+    import tomli as tomllib
 
 from ..lang.python import dotted_name, string_constants
 from ..model import Evidence, Finding
