@@ -11,6 +11,8 @@ from typing import Literal
 
 from .git import CatFile, Repo
 from .git.catfile import MISSING
+from .lang import Unparsable
+from .lang.python import parse
 from .model import NotChecked
 
 Side = Literal["head", "base"]
@@ -42,18 +44,16 @@ class Source:
         return text.splitlines() if text is not None else []
 
     def python(self, path: str, side: Side = "head") -> ast.Module | None:
-        """The parsed module, or None (unreadable, or a syntax error — recorded as not checked)."""
+        """The parsed module, or None (unreadable, or not parsable — recorded as not checked)."""
         key = (side, path)
         if key not in self._trees:
             text = self.text(path, side)
             tree = None
             if text is not None:
                 try:
-                    tree = ast.parse(text, filename=path)
-                except (SyntaxError, ValueError) as exc:
-                    line = getattr(exc, "lineno", None)
-                    self.not_checked.append(
-                        NotChecked(path, f"{side} side is not valid Python (line {line}): not parsed"))
+                    tree = parse(text, filename=path)
+                except Unparsable as exc:
+                    self.not_checked.append(NotChecked(path, f"{side} side is {exc}: not parsed"))
             self._trees[key] = tree
         return self._trees[key]
 

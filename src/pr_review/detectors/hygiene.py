@@ -12,7 +12,8 @@ if sys.version_info >= (3, 11):
 else:  # the same parser, published as tomli before it joined the standard library in 3.11
     import tomli as tomllib
 
-from ..lang.python import dotted_name, string_constants
+from ..lang import Unparsable
+from ..lang.python import dotted_name, parse, string_constants
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -340,8 +341,8 @@ def _setup_requires(text: str | None) -> set[str]:
     if not text:
         return set()
     try:
-        tree = ast.parse(text)
-    except SyntaxError:
+        tree = parse(text)
+    except Unparsable:
         return set()
     out: set[str] = set()
     for node in ast.walk(tree):

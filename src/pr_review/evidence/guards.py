@@ -25,9 +25,9 @@ from functools import lru_cache
 
 from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
-from ..lang import cpp_guards
+from ..lang import Unparsable, cpp_guards
 from ..lang.python import comments as py_comments
-from ..lang.python import dotted_name
+from ..lang.python import dotted_name, parse_expression
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
@@ -660,11 +660,10 @@ def _restricts_to_constants(g: Guard) -> bool:
     if not g.asserted or not g.subjects:
         return False
     try:
-        tree = ast.parse(g.asserted, mode="eval")
-    except SyntaxError:
+        node = parse_expression(g.asserted)
+    except Unparsable:
         parts = re.split(r"&&|\|\|", g.asserted)
         return all(CPP_CONST_CMP.match(p) for p in parts)
-    node = tree.body
     parts = node.values if isinstance(node, ast.BoolOp) else [node]
     for part in parts:
         if isinstance(part, ast.UnaryOp) and isinstance(part.op, ast.Not):
@@ -841,8 +840,8 @@ def _squash(text: str) -> str:
 def _parts(text: str, op: str) -> list[str]:
     """Top-level operands of `and`/`&&` (op='and') or `or`/`||` (op='or'), normalised."""
     try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
+        node = parse_expression(text)
+    except Unparsable:
         sep = "&&" if op == "and" else "||"
         parts, depth, cur = [], 0, ""
         i = 0

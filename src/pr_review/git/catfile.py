@@ -65,9 +65,10 @@ class CatFile:
             return Blob(None, "not UTF-8 text")
 
     def close(self) -> None:
-        if self._proc and self._proc.poll() is None:
-            assert self._proc.stdin
-            self._proc.stdin.close()
+        if self._proc is not None:
+            assert self._proc.stdin and self._proc.stdout
+            self._proc.stdin.close()  # end of input: cat-file exits
+            self._proc.stdout.close()
             self._proc.wait(timeout=5)
         self._proc = None
 

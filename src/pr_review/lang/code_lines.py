@@ -6,10 +6,10 @@ Comments, docstrings and blank lines are prose; a line `x = 1  # why` is code wh
 from __future__ import annotations
 
 import ast
-import io
 import tokenize
 
-from . import cpp
+from . import Unparsable, cpp
+from .python import tokens
 
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
 
@@ -21,7 +21,10 @@ def code_lines(text: str, language: str, tree: ast.Module | None = None) -> dict
     if language == "python":
         return _python(text, tree)
     if language == "cpp":
-        return _cpp(text)
+        try:
+            return _cpp(text)
+        except Unparsable:
+            return None
     if language == "text":
         return {}
     prefixes = COMMENT_PREFIXES.get(language, ("#",))
@@ -41,10 +44,10 @@ def _python(text: str, tree: ast.Module | None) -> dict[int, str] | None:
     lines = text.splitlines()
     blanked = [list(line) for line in lines]
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokens(text):
             if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and tok.start in docstrings):
                 _blank(blanked, tok.start, tok.end)
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+    except Unparsable:
         return None
     out = {}
     for i, chars in enumerate(blanked, 1):

@@ -8,6 +8,8 @@ from typing import Iterator
 import tree_sitter_cpp
 from tree_sitter import Language, Node, Parser, Tree
 
+from . import Unparsable
+
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
@@ -15,7 +17,14 @@ def _parser() -> Parser:
 
 
 def parse(text: str) -> Tree:
-    return _parser().parse(text.encode("utf-8"))
+    """The syntax tree of PR content; `Unparsable` when tree-sitter fails or gives up (it returns None)."""
+    try:
+        tree = _parser().parse(text.encode("utf-8"))
+    except (ValueError, MemoryError, RuntimeError) as exc:
+        raise Unparsable(f"not parsed as C++ ({type(exc).__name__})") from exc
+    if tree is None:
+        raise Unparsable("not parsed as C++ (tree-sitter gave up)")
+    return tree
 
 
 def walk(node: Node) -> Iterator[Node]:

@@ -4,8 +4,69 @@ from __future__ import annotations
 import ast
 import io
 import tokenize
+import warnings
 import weakref
 from typing import Iterator
+
+from . import Unparsable
+
+# Deepest tree handed to the detectors: they walk trees recursively (`ast.unparse`, NodeVisitor) at
+# about three frames per level, so a deeper tree (a 700-term `a + a + …`) would overflow the stack
+# inside a detector and cost every file that detector reads. Real code nests a few dozen levels.
+MAX_TREE_DEPTH = 200
+
+
+def parse(text: str, filename: str = "<pr>") -> ast.Module:
+    """`ast.parse` for PR content: warnings are never printed (Python writes them to stderr starting
+    with the file name, which the Actions runner executes when the name is `::error::x.py`), and
+    every way the parser can fail, or build a tree too deep to walk, raises `Unparsable`."""
+    tree = _parse(text, filename, "exec")
+    assert isinstance(tree, ast.Module)
+    return tree
+
+
+def parse_expression(text: str) -> ast.expr:
+    """One expression of PR content (a guard's condition), parsed like `parse`."""
+    tree = _parse(text, "<pr>", "eval")
+    assert isinstance(tree, ast.Expression)
+    return tree.body
+
+
+def _parse(text: str, filename: str, mode: str) -> ast.AST:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = ast.parse(text, filename=filename, mode=mode)
+        except SyntaxError as exc:
+            raise Unparsable(f"not valid Python (line {exc.lineno})") from exc
+        except (RecursionError, MemoryError) as exc:
+            raise Unparsable(f"nested too deeply for the Python parser ({type(exc).__name__})") from exc
+        except ValueError as exc:  # a null byte (3.11)
+            raise Unparsable(f"not valid Python ({exc})") from exc
+    if _depth_exceeds(tree, MAX_TREE_DEPTH):
+        raise Unparsable(f"nested more than {MAX_TREE_DEPTH} levels deep")
+    return tree
+
+
+def _depth_exceeds(tree: ast.AST, limit: int) -> bool:
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return False
+
+
+def tokens(text: str) -> list[tokenize.TokenInfo]:
+    """Every token of PR content, with warnings captured like `parse`; `Unparsable` when the text
+    does not tokenize. A list, not a generator: the warning filter must not outlive this call."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return list(tokenize.generate_tokens(io.StringIO(text).readline))
+        except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError) as exc:  # IndentationError is a SyntaxError
+            raise Unparsable(f"not valid Python ({type(exc).__name__})") from exc
 
 
 def dotted_name(node: ast.AST) -> str:
@@ -58,14 +119,10 @@ def node_lines(node: ast.AST) -> range:
 
 def comments(text: str) -> list[tuple[int, str]]:
     """(line, comment text without '#') for every comment token; [] when tokenizing fails."""
-    out: list[tuple[int, str]] = []
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.string.lstrip("#").strip()))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [(tok.start[0], tok.string.lstrip("#").strip()) for tok in tokens(text) if tok.type == tokenize.COMMENT]
+    except Unparsable:
         return []
-    return out
 
 
 def string_constants(tree: ast.Module) -> dict[str, str]:
