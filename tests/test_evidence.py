@@ -67,7 +67,7 @@ def test_guard_dropping_a_conjunct_is_weakened(repo_factory):
     head = GEMM.replace('assert x.dim() == 2 and w.dim() == 2, "2-D inputs"', 'assert x.dim() == 2, "2-D inputs"')
     report = run(repo_factory, {"aiter/ops/gemm.py": GEMM}, {"aiter/ops/gemm.py": head})
     assert "weakened: drops `w.dim() == 2`" in lines(report, "guards")
-    assert not [f for f in report.findings if f.rule == "removed-guard"]
+    assert not [f for f in report.all_findings if f.rule == "removed-guard"]
 
 
 def test_if_raise_dropping_a_case_is_weakened(repo_factory):
@@ -84,7 +84,7 @@ def test_guard_gone_is_a_finding(repo_factory):
     report = run(repo_factory, {"aiter/ops/gemm.py": GEMM}, {"aiter/ops/gemm.py": head})
     text = lines(report, "guards")
     assert "gone: aiter/ops/gemm.py:6 (base) `assert x.shape[1] == w.shape[1]` — nothing on head checks it" in text
-    assert [(f.rule, f.line) for f in report.findings if f.rule == "removed-guard"] == [("removed-guard", 6)]
+    assert [(f.rule, f.line) for f in report.all_findings if f.rule == "removed-guard"] == [("removed-guard", 6)]
 
 
 def test_zero_init_replaced_by_empty(repo_factory):
@@ -107,7 +107,7 @@ def test_none_check_handled_through_std_optional(repo_factory):
     text = lines(report, "guards")
     assert "handled: aiter/ops/rope.py:5 (base) `assert q_out is not None` — head handles it another way:" in text
     assert "csrc/rope.cu:1: void rope(torch::Tensor& q, std::optional<torch::Tensor> q_out)" in text
-    assert not [f for f in report.findings if f.rule == "removed-guard"]
+    assert not [f for f in report.all_findings if f.rule == "removed-guard"]
 
 
 def test_restriction_lifted_by_the_pr_is_not_a_finding(repo_factory):
@@ -118,7 +118,7 @@ def test_restriction_lifted_by_the_pr_is_not_a_finding(repo_factory):
     report = run(repo_factory, {"aiter/ops/decode.py": base}, {"aiter/ops/decode.py": head})
     text = lines(report, "guards")
     assert "lifted: aiter/ops/decode.py:2 (base) `assert block_size == 1` — the PR now handles other values" in text
-    assert not [f for f in report.findings if f.rule == "removed-guard"]
+    assert not [f for f in report.all_findings if f.rule == "removed-guard"]
 
 
 def test_not_implemented_guard_removed_because_implemented(repo_factory):
@@ -187,7 +187,7 @@ def test_symbols_unresolved_name_and_missing_module(repo_factory):
     assert "UNRESOLVED: 2 of 3 first-party import(s)/attribute(s) the PR adds do not resolve against the head tree." in text
     assert "aiter/ops/quant.py:3: `fp9` is defined neither in aiter/utility/dtypes.py nor in this diff" in text
     assert "aiter/ops/quant.py:4: module `aiter.utility.fp_tables` exists neither in the head tree nor in this diff" in text
-    rules = [(f.rule, f.line) for f in report.findings if f.rule == "hallucinated-symbol"]
+    rules = [(f.rule, f.line) for f in report.all_findings if f.rule == "hallucinated-symbol"]
     assert rules == [("hallucinated-symbol", 3)]  # a missing module may be generated: evidence only
 
 

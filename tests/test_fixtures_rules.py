@@ -55,10 +55,10 @@ def test_fixture(case: Path, tmp_path: Path) -> None:
         base_tip=base_tip,
         pr=PRInfo(title=expect.get("title", ""), body=expect.get("body", "")),
     ))
-    got = sorted((f.rule, f.path, f.line) for f in report.findings if f.rule == rule)
+    got = sorted((f.rule, f.path, f.line) for f in report.all_findings if f.rule == rule)
     want = sorted((f["rule"], f["path"], f["line"]) for f in expect.get("findings") or [])
-    assert got == want, "\n".join(f"{f.path}:{f.line} {f.problem}" for f in report.findings if f.rule == rule)
-    for finding in report.findings:
+    assert got == want, "\n".join(f"{f.path}:{f.line} {f.problem}" for f in report.all_findings if f.rule == rule)
+    for finding in report.all_findings:
         if finding.severity == "high":
             assert finding.trigger, f"{finding.rule}: a 🔴 finding must carry its trigger"
 

@@ -34,7 +34,7 @@ def test_binary_rename_delete_no_newline_non_utf8(repo_factory):
     paths = {n.path: n.reason for n in report.not_checked}
     assert paths["data/blob.bin"] == "binary file"
     assert "not UTF-8" in paths["aiter/latin1.py"]
-    assert any(f.rule == "syspath-mutation" and f.path == "aiter/ops/a.py" and f.line == 2 for f in report.findings)
+    assert any(f.rule == "syspath-mutation" and f.path == "aiter/ops/a.py" and f.line == 2 for f in report.all_findings)
     assert report.stats["files"] == 5
     summary = " ".join(report.summary)
     assert "1 renamed" in summary and "1 deleted" in summary
@@ -64,7 +64,7 @@ def test_oversized_file_is_not_checked(repo_factory):
     repo = repo_factory({"a.py": "x = 1\n"}, {"big.py": "import sys\nsys.path.append('/x')\n" + "y = 1\n" * 5000})
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, size_cap=1024))
     assert any(n.path == "big.py" and "cap" in n.reason for n in report.not_checked)
-    assert not report.findings
+    assert not report.all_findings
 
 
 def test_syntax_error_is_not_checked_not_a_crash(repo_factory):
@@ -88,7 +88,7 @@ def test_shallow_clone_with_missing_base_is_deepened(repo_factory, tmp_path):
     assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
     report = review(ReviewRequest(repo_dir=str(clone), base="main", head="HEAD", remote="origin"))
     assert report.merge_base == git(origin, "merge-base", "main", "pr").strip()
-    assert any(f.rule == "syspath-mutation" and f.line == 2 for f in report.findings)
+    assert any(f.rule == "syspath-mutation" and f.line == 2 for f in report.all_findings)
     assert any("deepened" in n or "fetched" in n for n in report.notes)
 
 
@@ -159,8 +159,8 @@ def test_title_is_carried_into_the_report(repo_factory):
 def test_fingerprints_are_stable_across_line_moves(repo_factory, fmt):
     one = repo_factory({"a.py": "x = 1\n"}, {"a.py": "import sys\nsys.path.insert(0, '/x')\n"})
     two = repo_factory({"a.py": "x = 1\n"}, {"a.py": "import sys\n\n\n# moved down\nsys.path.insert(0, '/x')\n"})
-    first = run(one).findings[0]
-    second = run(two).findings[0]
+    first = run(one).all_findings[0]
+    second = run(two).all_findings[0]
     assert first.line != second.line and first.fingerprint == second.fingerprint
 
 
@@ -171,4 +171,4 @@ def test_source_files_over_the_budget_are_listed_not_checked(repo_factory, monke
     report = run(repo_factory({"a.py": "x = 1\n"}, head))
     skipped = [n.path for n in report.not_checked if "budget" in n.reason]
     assert sorted(skipped) == ["aiter/m0.py", "aiter/m1.py"]  # the two with the fewest changed lines
-    assert {f.path for f in report.findings if f.rule == "syspath-mutation"} == {"aiter/m2.py", "aiter/m3.py"}
+    assert {f.path for f in report.all_findings if f.rule == "syspath-mutation"} == {"aiter/m2.py", "aiter/m3.py"}

@@ -83,11 +83,31 @@ class CoreFile:
 
 @dataclass
 class CIVerdict:
+    """A failed or unfinished job or check on the PR head, and the class that explains it (pr, baseline,
+    flaky, infra, stale, pending, unknown) with the evidence that decided it."""
+
     name: str
     conclusion: str
     classification: str
     evidence: str = ""
     url: str = ""
+    workflow: str = ""  # empty for a check run of another app or a commit status
+    links: list[str] = field(default_factory=list)  # the default branch's runs it was compared with
+    excerpt: str = ""  # for `pr`: the log around the first error, secrets blanked
+
+
+@dataclass
+class Owner:
+    """The de-facto owner of a stable core file the PR changes in behaviour (E5): its top non-bot committer."""
+
+    path: str
+    tier: int
+    name: str
+    login: str  # from a GitHub noreply address; empty when the commits carry another address
+    commits: int
+    total: int  # commits of the path read (bots included)
+    shallow: bool  # the checkout's history is cut short, so the counts are a lower bound
+    notify: bool  # whether the summary may @-mention the owner (input notify-owners)
 
 
 @dataclass
@@ -106,6 +126,11 @@ class PRInfo:
     state: str = ""
     merged: bool | None = None
     url: str = ""
+
+
+def verdict_id(verdict: str) -> str:
+    """The verdict as a value without spaces, for `if:` conditions: lgtm, needs-work, block, skipped, error."""
+    return verdict.lower().replace(" ", "-")
 
 
 @dataclass
@@ -134,16 +159,27 @@ class Report:
     evidence: dict[str, list[str]] = field(default_factory=dict)  # artifact name → reviewer-readable lines
     relevance: str | None = None  # vLLM ROCm relevance gate: fully / partially / not
     validation: dict[str, Any] | None = None
+    # Findings of preview rules: they decide the checklist and the context artifact, but are not
+    # annotated and never move the verdict until a measured sample earns the rule `stable`.
+    preview_findings: list[Finding] = field(default_factory=list)
+    ci_notes: list[str] = field(default_factory=list)  # what the CI classification could not read, and why
+    owners: list[Owner] = field(default_factory=list)  # E5: who should sign off a core behaviour change
 
     @property
     def verdict(self) -> str:
-        """✅ LGTM / ⚠️ NEEDS WORK / 🔴 BLOCK, by the seed's verdict rules (advisory)."""
-        severities = {f.severity for f in self.findings}
-        if "high" in severities:
+        """✅ LGTM / ⚠️ NEEDS WORK / 🔴 BLOCK (advisory), from what is trustworthy only: BLOCK from a
+        🔴 (which the gate lets through only with a concrete trigger), NEEDS WORK from a verified ⚠️;
+        an inferred ⚠️ is a question for the reviewer and leaves the verdict at LGTM with notes."""
+        if any(f.severity == "high" for f in self.findings):
             return "BLOCK"
-        if "medium" in severities:
+        if any(f.severity == "medium" and f.tag == "verified" for f in self.findings):
             return "NEEDS WORK"
         return "LGTM"
+
+    @property
+    def all_findings(self) -> list[Finding]:
+        """Every finding the detectors decided, annotated or preview (the checklist's view)."""
+        return self.findings + self.preview_findings
 
     def counts(self) -> dict[str, int]:
         out = {"high": 0, "medium": 0, "low": 0}

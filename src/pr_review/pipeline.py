@@ -12,6 +12,8 @@ from typing import Iterator
 
 from . import __version__
 from .catalog import Catalog, load_catalog, load_rules
+from .ci import CIRequest, CIResult
+from .ci import run as run_ci
 from .config import CONFIG_PATH, RepoConfig, parse_config
 from .derivation import Facts, derive
 from .detectors import ReviewInput, all_detectors
@@ -43,6 +45,7 @@ class ReviewRequest:
     repo_name: str = ""
     size_cap: int = 2 * 1024 * 1024
     config_path: str = CONFIG_PATH  # repository config, always read from the base side
+    ci: CIRequest | None = None  # classify the head's CI through the API (needs a token and a PR)
 
 
 @dataclass
@@ -171,6 +174,26 @@ def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], deci
             item.reason = f"{decided[item.rule]} read {read} and found no instance"
 
 
+def apply_ci_verdicts(checklist: list[ChecklistItem], ci: CIResult, findings: list[Finding]) -> None:
+    """FIRE/CLEAR for the rules the CI stage decides, with reasons naming jobs, labels and owners."""
+    counts: dict[str, int] = {}
+    for verdict in ci.verdicts:
+        counts[verdict.classification] = counts.get(verdict.classification, 0) + 1
+    classes = ", ".join(f"{n} {cls}" for cls, n in sorted(counts.items())) or "no failed or unfinished job or check"
+    for item in checklist:
+        hits = [f for f in findings if f.rule == item.rule]
+        if item.rule == "ci-failure-classification":
+            item.verdict = "FIRE" if counts.get("pr") else "CLEAR"
+            item.reason = f"CI classification: {classes}"
+        elif item.rule == "downstream-ci-skipped":
+            item.verdict, item.reason = ("FIRE", hits[0].action) if hits else ("CLEAR", "CI classification found "
+                                        "the downstream jobs run, labelled, or no consumed op changed")
+        elif item.rule == "core-api-owner-signoff" and ci.owners:
+            item.verdict = "FIRE"
+            item.reason = "; ".join(f"{o.path}: de-facto owner {o.name} ({o.commits} of {o.total} commits)"
+                                    for o in ci.owners)
+
+
 def describe(files: list[ChangedFile]) -> list[str]:
     """What the PR does, from the diff: counts by status and the directories it touches."""
     if not files:
@@ -225,19 +248,32 @@ def review(request: ReviewRequest) -> Report:
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
             apply_verdicts(checklist, findings, decided, files, ctx.catalog)
+            annotated = [f for f in findings if ctx.catalog.rules[f.rule].annotates]
+            preview = [f for f in findings if not ctx.catalog.rules[f.rule].annotates]
+        ci = CIResult()
+        if request.ci is not None:
+            with timer.stage("ci"):
+                ci = run_ci(request.ci, ctx.head_sha, files, ctx.profile, ctx.repo, ctx.merge_base,
+                            lambda path: ctx.source.text(path, "base"))
+                gated = finalize(ci.findings, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
+                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
+                apply_ci_verdicts(checklist, ci, gated)
+                annotated += [f for f in gated if ctx.catalog.rules[f.rule].annotates]
+                preview += [f for f in gated if not ctx.catalog.rules[f.rule].annotates]
+                annotated.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
         not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
         return Report(
             schema=REPORT_SCHEMA, engine_version=__version__, repo=request.repo_name or ctx.repo.root.name,
             profile=ctx.profile.name, base_ref=request.base_label or ctx.base_ref, base_sha=ctx.base_sha, merge_base=ctx.merge_base,
             head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
             runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale.message if tri.stale else None,
-            findings=findings, checklist=checklist,
-            core_files=artifacts["backbone"].data if "backbone" in artifacts else [], ci=[], not_checked=_dedupe(not_checked),
+            findings=annotated, preview_findings=preview, checklist=checklist,
+            core_files=artifacts["backbone"].data if "backbone" in artifacts else [], ci=ci.verdicts, not_checked=_dedupe(not_checked),
             notes=ctx.notes, evidence={name: a.lines for name, a in artifacts.items()},
             relevance=tri.relevance.level if tri.relevance else None,
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
-            timings=timer.timings,
+            timings=timer.timings, ci_notes=ci.notes, owners=ci.owners,
         )
     finally:
         for catfile in holder:

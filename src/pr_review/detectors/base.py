@@ -9,6 +9,7 @@ from typing import Any, Iterator
 from ..git.diff import ChangedFile
 from ..model import PRInfo
 from ..profiles import Profile
+from ..repofacts import RepoFacts
 from ..source import Source
 from ..triage import FileCode, Staleness
 
@@ -25,6 +26,11 @@ class ReviewInput:
     families: dict[str, list[str]] = field(default_factory=dict)  # fired derivation families → evidence
     evidence: dict[str, Any] = field(default_factory=dict)  # evidence artifacts' data, by name
     stale: Staleness | None = None  # set when the PR no longer merges onto the base tip
+    facts: RepoFacts | None = None  # how the repository works; built from profile and source when not given
+
+    def __post_init__(self) -> None:
+        if self.facts is None:
+            self.facts = RepoFacts(self.profile, self.source)
 
     def changed(self, *languages: str, include_tests: bool = True) -> Iterator[ChangedFile]:
         """Readable changed files on the head side, optionally of given languages."""

@@ -8,6 +8,7 @@ from typing import Iterable
 from ..lang import cpp
 from ..lang.python import comments, dotted_name, is_module_level, parent_map, string_constants
 from ..model import Evidence, Finding
+from ..repofacts import env_reads
 from . import detector
 from .base import ReviewInput
 
@@ -17,8 +18,8 @@ SYSPATH_CALLS = {"sys.path.insert", "sys.path.append", "sys.path.extend"}
 @detector("syspath-mutation")
 def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
     for f in review.changed("python", include_tests=False):
-        if not any("sys.path" in text for _, text in f.added):
-            continue  # parse only files whose added lines can hold the call
+        if not any("sys.path" in text for _, text in f.added) or not review.facts.is_library(f.path):
+            continue  # scripts, CLIs, CI helpers and docs examples run as programs: their search path is theirs
         tree = review.source.python(f.path)
         if tree is None:
             continue
@@ -147,39 +148,46 @@ def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
     return False
 
 
-ENV_READS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
-
-
 @detector("env-var-knob")
 def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
     prefixes = tuple(review.profile.env_prefixes)
     if not prefixes:
         return
     registry = set(review.profile.env_registry)
-    candidates: list[tuple[str, ast.AST, str]] = []
+    facts = review.facts
+    first_read: dict[str, tuple[str, ast.AST]] = {}  # one finding per knob, at its first read
+    also_in: dict[str, set[str]] = {}
     for f in review.changed("python", include_tests=False):
-        if f.path in registry or re.search(r"(^|/)(bench\w*|profil\w*|scripts?)/", f.path):
-            continue  # the registry is where knobs belong; benchmark helpers are not runtime
+        if f.path in registry or not facts.is_library(f.path):
+            continue  # the registry is where knobs belong; scripts, tuning CLIs and benchmarks are not runtime
         if not any("environ" in t or "getenv" in t for _, t in f.added):
             continue
         tree = review.source.python(f.path)
         if tree is None:
             continue
         added = f.added_lines
-        candidates += [(f.path, node, name) for node, name in _env_reads(tree, string_constants(tree))
-                       if node.lineno in added and name.startswith(prefixes)]
-    if not candidates:
+        for node, name in env_reads(tree, string_constants(tree)):
+            if node.lineno not in added or not name.startswith(prefixes) or facts.registered_family(f.path, name):
+                continue
+            if name in first_read:
+                also_in.setdefault(name, set()).add(f.path)
+            else:
+                first_read[name] = (f.path, node)
+    if not first_read:
         return
-    names = sorted({name for _, _, name in candidates})
+    names = sorted(first_read)
     on_base = _names_in_tree(review, names, "base", ())  # a moved or repeated read is not a new knob
     registered = _names_in_tree(review, names, "head", tuple(registry)) if registry else set()
-    for path, node, name in candidates:
+    for name in names:
         if name in on_base or name in registered:
             continue
+        path, node = first_read[name]
         where = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
+        others = sorted(also_in.get(name, set()) - {path})
+        elsewhere = f" (also read in {', '.join(f'`{p}`' for p in others[:3])})" if others else ""
         yield Finding(
             rule="env-var-knob", path=path, line=node.lineno,
-            problem=f"New environment knob `{name}` is read here{where}.",
+            problem=f"New environment knob `{name}` is read here{where}{elsewhere}.",
             impact="A knob changes behaviour invisibly per process; untested settings and "
                    "stale knobs accumulate, and users cannot discover it.",
             action="Author must justify the knob (or drive the choice from config/arguments), "
@@ -187,22 +195,6 @@ def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
                    + "document it, and test both settings.",
             evidence=[Evidence(path, node.lineno, ast.unparse(node)[:120])],
         )
-
-
-def _env_reads(tree: ast.Module, constants: dict[str, str]) -> Iterable[tuple[ast.AST, str]]:
-    for node in ast.walk(tree):
-        key: ast.AST | None = None
-        if isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS and node.args:
-            key = node.args[0]
-        elif isinstance(node, ast.Subscript) and dotted_name(node.value) in {"os.environ", "environ"} \
-                and isinstance(node.ctx, ast.Load):
-            key = node.slice
-        if key is None:
-            continue
-        if isinstance(key, ast.Constant) and isinstance(key.value, str):
-            yield node, key.value
-        elif isinstance(key, ast.Name) and key.id in constants:
-            yield node, constants[key.id]
 
 
 def _names_in_tree(review: ReviewInput, names: list[str], side, pathspecs: tuple[str, ...]) -> set[str]:

@@ -1,28 +1,57 @@
 """Process rules decided by the engine itself: backbone coverage gaps and stale diffs."""
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
+from ..evidence.backbone import changed_symbols
 from ..model import Finding
 from . import detector
 from .base import ReviewInput
 
 
+# The description says how the change was validated: a test, a run, an accuracy or benchmark result.
+VALIDATION = re.compile(r"\b(tests?|tested|pytest|op_tests|unit ?tests?|validat\w*|verif\w*|accuracy|gsm8k|mmlu|lm[_-]eval|"
+                        r"e2e|end[- ]to[- ]end|smoke|ran|run|benchmark\w*|CI)\b", re.IGNORECASE)
+PASS_THROUGH = re.compile(r"^\s*(\w+)\s*=\s*\1\s*,?\s*\)?\s*,?\s*$")  # `name=name,` forwarding a parameter
+
+
 @detector("backbone-tier-gap")
 def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
+    """At most one finding per PR: a Tier-1 file whose behaviour changes with no test touched and no
+    validation named. The table in the summary carries every other tier and status."""
+    body = review.pr.body or ""
+    if not body.strip() or VALIDATION.search(body):
+        return  # with no description, whether validation was named is unknown, not absent
+    if any(review.facts.role(f.path) == "test" for f in review.files):
+        return
     for core in review.evidence.get("backbone") or []:
-        if core.status != "GAP":
+        if core.tier != 1 or core.status != "GAP":
             continue
         changed = next((f for f in review.files if f.path == core.path), None)
         code = review.code.get(core.path)
-        line = (code.added[0][0] if code and code.added else None) or (changed.added[0][0] if changed and changed.added else 1)
+        behaviour = [(n, t) for n, t in (code.added if code else [])
+                     if not PASS_THROUGH.match(t) and not _registry_entry(review, core.path, t)]
+        if changed is None or not behaviour:
+            continue  # formatting, comments, registry entries and forwarded parameters change no behaviour
+        symbols = [s for s in changed_symbols(review, changed) if s != "<module level>"] or ["module-level code"]
+        caller = next(iter(core.callers), None)
+        at_risk = f"; `{symbols[0]}` is called from {caller}" if caller else ""
         yield Finding(
-            rule="backbone-tier-gap", path=core.path, line=line, tag="inferred",
-            problem=f"Tier {core.tier} backbone file with no covering test in this PR: {core.reason}.",
+            rule="backbone-tier-gap", path=core.path, line=behaviour[0][0], tag="inferred",
+            problem=f"Tier 1 file `{core.path}` changes `{symbols[0]}`{at_risk}, but the PR touches no test and "
+                    "its description names no validation.",
             impact="A defect here reaches every user of this file's callers; nothing in the PR would catch it.",
-            action="Reviewer should ask for a test (or an end-to-end run) that exercises the changed code "
-                   "on the production shapes and archs this file serves.",
+            action="Reviewer should ask which run exercised the changed code (a test, or an end-to-end run on the "
+                   "archs this file serves), and for its command and result.",
         )
+        return
+
+
+def _registry_entry(review: ReviewInput, path: str, line: str) -> bool:
+    """An added line that only registers a knob in a family the file already registers (config paths)."""
+    match = re.search(r"""\b(?:getenv|environ(?:\.get)?)\s*[(\[]\s*["'](\w+)["']""", line)
+    return bool(match) and review.facts.registered_family(path, match.group(1)) is not None
 
 
 @detector("stale-diff")

@@ -88,7 +88,8 @@ def _answer(review: ReviewInput, f: ChangedFile, hint: dict) -> str | None:
 
 def _pr_tests(review: ReviewInput) -> dict[str, str]:
     """Test files the PR adds or changes → their head text."""
-    return {f.path: review.source.text(f.path) or "" for f in review.changed() if review.is_test(f.path) and f.added}
+    return {f.path: review.source.text(f.path) or "" for f in review.changed()
+            if review.facts.role(f.path) == "test" and f.added}  # a benchmark or script is not coverage
 
 
 def changed_symbols(review: ReviewInput, f: ChangedFile) -> list[str]:
@@ -144,7 +145,8 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
     if tier == 1:
         for symbol in symbols[:4]:
             for path, line, _ in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
-                if path != f.path and len(callers) < MAX_CALLERS:
+                # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
+                if path != f.path and len(callers) < MAX_CALLERS and review.facts.is_library(path):
                     callers.append(f"{path}:{line}")
     extra = _special(review, f, symbols)
     if covering:

@@ -1,0 +1,143 @@
+"""What the review knows about how the reviewed repository works, read from its trees once per review.
+
+Detectors ask these questions instead of carrying their own path lists: a rule whose premise
+contradicts how the repository works (a tuning CLI is not library code, `AITER_CONFIG_*` entries in
+the JIT core are the config registry, a kernel under `gfx1250/` exists only for that arch) is noise a
+maintainer has to argue with. Answers are computed lazily and cached; nothing here reads the work tree.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Literal
+
+from .lang.python import dotted_name
+from .profiles import Profile
+from .source import Side, Source
+
+Role = Literal["test", "docs", "ci", "benchmark", "example", "tooling", "vendored", "library"]
+
+# Path roles, first match wins. Tests come from the profile too (its `runtime.test` patterns).
+ROLE_PATTERNS: tuple[tuple[Role, re.Pattern[str]], ...] = (
+    ("vendored", re.compile(r"(^|/)(3rdparty|third_party|vendor|external|submodules?)/")),
+    ("ci", re.compile(r"(^|/)(\.github|\.githooks|\.ci|\.buildkite|\.circleci|ci)/")),
+    ("docs", re.compile(r"(^|/)docs?/|\.(md|rst)$")),
+    ("example", re.compile(r"(^|/)(examples?|recipes?|tutorials?|demos?)/")),
+    # before tests: `op_tests/op_benchmarks/…` measures, it does not check
+    ("benchmark", re.compile(r"(^|/)(bench\w*|benchmarks?|op_benchmarks|profil\w*)/|(^|/)(bench|benchmark|profile)_[^/]*\.py$|"
+                             r"_bench\.py$")),
+    ("test", re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")),
+    ("tooling", re.compile(r"(^|/)(scripts?|tools?|tooling|utils/tuning|tuning|hooks|docker|cmake)/|(^|/)setup\.py$|"
+                           r"(^|/)(tune|tuning)_[^/]*\.py$|_tune\.py$|(^|/)gen_[^/]*\.py$")),
+)
+NOT_LIBRARY: frozenset[Role] = frozenset({"test", "docs", "ci", "benchmark", "example", "tooling", "vendored"})
+ARCH_DIR = re.compile(r"(?:^|/)(gfx\d{3,4}[a-z]?)(?:/|_)", re.IGNORECASE)
+MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
+ENV_READS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
+# A file that already reads this many knobs of one prefix family is where that family is registered.
+REGISTRY_MIN_SIBLINGS = 3
+
+
+class RepoFacts:
+    """Facts about one repository at the base and head of one review."""
+
+    def __init__(self, profile: Profile, source: Source) -> None:
+        self.profile = profile
+        self.source = source
+        self._roles: dict[str, Role] = {}
+        self._scripts: dict[str, bool] = {}
+
+    # ------------------------------------------------------------------ paths
+
+    def role(self, path: str) -> Role:
+        """What a path is to the project: shipped library code, or tests, docs, CI, benchmarks, examples, tooling."""
+        role = self._roles.get(path)
+        if role is None:
+            role = next((r for r, pattern in ROLE_PATTERNS if pattern.search(path)), "library")
+            if role == "library" and self.profile.is_test(path):
+                role = "test"
+            self._roles[path] = role
+        return role
+
+    def is_library(self, path: str, side: Side = "head") -> bool:
+        """Code users of the project import or run inside their process; a Python program that nothing
+        imports (a CLI with a `__main__` entry) is tooling even where its directory name does not say so."""
+        if self.role(path) in NOT_LIBRARY:
+            return False
+        return not (path.endswith(".py") and self.is_script(path, side))
+
+    def is_tooling(self, path: str, side: Side = "head") -> bool:
+        """Not shipped library code and not a test: docs, examples, benchmarks, CI, scripts, tuning CLIs."""
+        return self.role(path) != "test" and not self.is_library(path, side)
+
+    def is_script(self, path: str, side: Side = "head") -> bool:
+        """A Python file with a `__main__` entry that no other non-test module imports: run, not imported."""
+        key = f"{side}:{path}"
+        if key not in self._scripts:
+            self._scripts[key] = self._is_script(path, side)
+        return self._scripts[key]
+
+    def _is_script(self, path: str, side: Side) -> bool:
+        text = self.source.text(path, side)
+        if not text or not MAIN_GUARD.search(text):
+            return False
+        leaf = re.escape(path.rsplit("/", 1)[-1].removesuffix(".py"))
+        importers = self.source.grep(rf"^\s*(from\s+\S*\b{leaf}\s+import|import\s+\S*\b{leaf}\b|"
+                                     rf"from\s+\S+\s+import\s+[^#]*\b{leaf}\b)", side, ("*.py",), files_only=True)
+        return not any(p != path and self.role(p) not in ("test", "benchmark") for p, _, _ in importers)
+
+    @staticmethod
+    def arch_of(path: str) -> str | None:
+        """The arch a kernel directory or file exists for (`…/gfx1250/…`, `…_gfx950.py`), else None."""
+        match = ARCH_DIR.search(path) or re.search(r"_(gfx\d{3,4}[a-z]?)\.\w+$", path, re.IGNORECASE)
+        return match.group(1).lower() if match else None
+
+    # ------------------------------------------------------------------ environment knobs
+
+    def env_names(self, path: str, side: Side) -> set[str]:
+        """Environment variable names a Python file reads."""
+        tree = self.source.python(path, side)
+        return {name for _, name in env_reads(tree)} if tree is not None else set()
+
+    def registered_family(self, path: str, name: str) -> str | None:
+        """The knob family `name` joins when `path` already reads several knobs of that family on base.
+
+        `AITER_CONFIG_FHMOE` added next to twenty `AITER_CONFIG_*` reads in `aiter/jit/core.py` is a
+        registry entry (a config file path), not a new behaviour switch."""
+        prefix = _family(name)
+        if prefix is None:
+            return None
+        base_names = self.env_names(path, "base")
+        siblings = [n for n in base_names if n != name and n.startswith(prefix)]
+        return prefix if len(siblings) >= REGISTRY_MIN_SIBLINGS else None
+
+    # ------------------------------------------------------------------ tests
+
+    @property
+    def test_reference_policy(self) -> str:
+        """How the project's tests compute references: `fp32` where an upcast reference is the stated norm."""
+        return str((self.profile.data.get("tests") or {}).get("reference") or "")
+
+
+def _family(name: str) -> str | None:
+    """`AITER_CONFIG_FHMOE` → `AITER_CONFIG_`: the prefix up to the last underscore, when it has two segments."""
+    parts = name.split("_")
+    return "_".join(parts[:2]) + "_" if len(parts) >= 3 else None
+
+
+def env_reads(tree: ast.Module, constants: dict[str, str] | None = None) -> list[tuple[ast.AST, str]]:
+    """Every environment read in a module (`os.environ.get(...)`, `os.getenv(...)`, `os.environ[...]`),
+    with the variable name, resolving names bound to module-level string constants."""
+    out: list[tuple[ast.AST, str]] = []
+    for node in ast.walk(tree):
+        key: ast.AST | None = None
+        if isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS and node.args:
+            key = node.args[0]
+        elif isinstance(node, ast.Subscript) and dotted_name(node.value) in {"os.environ", "environ"} \
+                and isinstance(node.ctx, ast.Load):
+            key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str):
+            out.append((node, key.value))
+        elif isinstance(key, ast.Name) and constants and key.id in constants:
+            out.append((node, constants[key.id]))
+    return out
