@@ -143,8 +143,10 @@ def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tu
     """All detectors whose rules apply to the profile; returns findings and, per decided rule, what was scanned."""
     findings: list[Finding] = []
     decided: dict[str, str] = {}
+    described = bool((review.pr.body or "").strip())
     for det in all_detectors():
-        rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)]
+        rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)
+                 and (described or catalog.rules[r].detector != "text")]  # text rules need text
         if not rules:
             continue
         try:
@@ -159,10 +161,13 @@ def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tu
 
 
 def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], decided: dict[str, str],
-                   files: list[ChangedFile], catalog: Catalog) -> None:
+                   files: list[ChangedFile], catalog: Catalog, described: bool) -> None:
     """FIRE/CLEAR for derived rules a detector decided, with a reason naming what was read."""
     scanned = ", ".join(f.path for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
     for item in checklist:
+        if item.rule not in decided and catalog.rules[item.rule].detector == "text" and not described:
+            item.reason = "undecided: the PR has no description to read"
+            continue
         hits = [f for f in findings if f.rule == item.rule]
         if hits:
             item.verdict = "FIRE"
@@ -247,7 +252,7 @@ def review(request: ReviewRequest) -> Report:
             findings = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
-            apply_verdicts(checklist, findings, decided, files, ctx.catalog)
+            apply_verdicts(checklist, findings, decided, files, ctx.catalog, bool((request.pr.body or "").strip()))
             annotated = [f for f in findings if ctx.catalog.rules[f.rule].annotates]
             preview = [f for f in findings if not ctx.catalog.rules[f.rule].annotates]
         ci = CIResult()

@@ -4,8 +4,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-PERF_WORDS = re.compile(r"\b(perf(ormance)?|optimi[sz](e|ed|ation)|speed[- ]?ups?|faster|latency|throughput|"
-                        r"tflops|fus(e|ed|ion))\b", re.IGNORECASE)
+# Words that claim a speed effect. Op names are not claims: "fused", "fusion" name kernels (fused_moe).
+PERF_WORDS = re.compile(r"\b(perf(ormance)?|optimi[sz](e|ed|es|ation)|speed[- ]?ups?|faster|quicker|latency|throughput|"
+                        r"tflops|bandwidth)\b", re.IGNORECASE)
 # Hardware and dtype tokens whose digits are not measurements (MI300, gfx942, fp8, 8x MI355X).
 NOT_A_NUMBER = re.compile(r"\b(\d+\s*[x×]\s*(?=(MI|gfx|GPU|node|card|rank|device|CU)\w*)|MI\d+\w*|gfx\d+\w*|"
                           r"fp\d+|bf\d+|int\d+|e\dm\d\w*|mxfp\d+|TP\s*=?\s*\d+|EP\s*=?\s*\d+)", re.IGNORECASE)
