@@ -133,6 +133,11 @@ def verdict_id(verdict: str) -> str:
     return verdict.lower().replace(" ", "-")
 
 
+def verdict_id(verdict: str) -> str:
+    """The verdict as a value without spaces, for `if:` conditions: lgtm, needs-work, block, skipped, error."""
+    return verdict.lower().replace(" ", "-")
+
+
 @dataclass
 class Report:
     schema: int

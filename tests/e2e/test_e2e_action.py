@@ -2,17 +2,20 @@
 bash script with its `env:` (expressions substituted here), the runner's GITHUB_* variables and file
 commands, against a real git repository and the fake GitHub on 127.0.0.1.
 
-The setup-python `uses:` step is skipped (the test's own interpreter is the job's python3), and
-PR_REVIEW_SKIP_INSTALL=true makes the install step reuse it instead of pip-installing from the network.
+The `uses:` steps (setup-python, the cache restore and save) are skipped: the test's own interpreter is the
+job's python3, and either PR_REVIEW_SKIP_INSTALL=true makes the install reuse it, or a test lays out the
+environment a cache hit would restore. No step reaches the network.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
+import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -38,7 +41,13 @@ for _name in ("fake_github", "gh_upstream", "gh_support", "gh_fixtures"):
 gh_support, gh_upstream = sys.modules["gh_support"], sys.modules["gh_upstream"]
 fake, upstream = sys.modules["gh_fixtures"].fake, sys.modules["gh_fixtures"].upstream  # pytest fixtures
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
-SETUP_PYTHON = "actions/setup-python@a26af69be951a213d495a4c3e4e4022e16d87065"
+# Every action the composite uses, pinned by commit sha to a release that runs on node24.
+PINNED_ACTIONS = {
+    "actions/setup-python@5fda3b95a4ea91299a34e894583c3862153e4b97": "v7.0.0",
+    "actions/cache/restore@27d5ce7f107fe9357f9df03efb73ab90386fccae": "v5.0.5",
+    "actions/cache/save@27d5ce7f107fe9357f9df03efb73ab90386fccae": "v5.0.5",
+    "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f": "v7.0.0",
+}
 
 
 @dataclass
@@ -60,12 +69,12 @@ class ActionResult:
 
 
 def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dict[str, Any], workspace: Path,
-               api_url: str, tmp: Path) -> ActionResult:
+               api_url: str, tmp: Path, skip_install: bool = True, env: dict[str, str] | None = None) -> ActionResult:
     meta = yaml.safe_load((ROOT / "action.yml").read_text())
     assert meta["runs"]["using"] == "composite"
     unknown = set(with_) - set(meta["inputs"])
     assert not unknown, f"the action has no input {unknown}"
-    github = {"token": token, "action_path": str(ROOT)}
+    github = {"token": token, "action_path": str(ROOT), "action_ref": ""}  # `uses: ./` has no ref
     inputs = {name: spec.get("default", "") for name, spec in meta["inputs"].items()}
     inputs = {name: substitute(str(value), {"github": github}) for name, value in inputs.items()} | with_
     steps: dict[str, dict[str, dict[str, str]]] = {}
@@ -75,13 +84,14 @@ def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dic
         "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": str(tmp / "event.json"), "GITHUB_REPOSITORY": "acme/kernels",
         "GITHUB_API_URL": api_url, "GITHUB_SERVER_URL": "https://github.test", "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(tmp / "runner-temp"), "PR_REVIEW_SKIP_INSTALL": "true",
+        "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(tmp / "runner-temp"), "RUNNER_OS": "Linux",
+        "RUNNER_ARCH": "X64", **({"PR_REVIEW_SKIP_INSTALL": "true"} if skip_install else {}), **(env or {}),
     }
-    (tmp / "runner-temp").mkdir()
+    (tmp / "runner-temp").mkdir(exist_ok=True)
     results, summary = [], ""
     for index, step in enumerate(meta["runs"]["steps"]):
         if "uses" in step:
-            assert step["uses"].startswith(SETUP_PYTHON) and step["if"] == "inputs.setup-python == 'true'"
+            assert step["uses"] in PINNED_ACTIONS and "if" in step
             continue
         assert "if" not in step and step["shell"] == "bash"
         assert "${{" not in step["run"], "expressions must reach run: through env:"
@@ -107,7 +117,10 @@ def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dic
 def substitute(text: str, context: dict[str, Any]) -> str:
     def value(match: re.Match[str]) -> str:
         node: Any = context
-        for part in match.group(1).split("."):
+        parts = match.group(1).split(".")
+        for index, part in enumerate(parts):
+            if index and parts[index - 1] == "outputs" and isinstance(node, dict) and part not in node:
+                return ""  # as on GitHub, an output a step did not set reads as empty
             assert isinstance(node, dict) and part in node, f"unsupported expression {match.group(0)}"
             node = node[part]
         return str(node)
@@ -130,7 +143,7 @@ def test_every_input_reaches_the_script_through_env() -> None:
     review = next(step for step in meta["runs"]["steps"] if step.get("id") == "review")
     mapped = {EXPRESSION.fullmatch(v).group(1) for v in review["env"].values()}
     assert {f"inputs.{name}" for name in meta["inputs"]} - {"inputs.python-version", "inputs.setup-python"} <= mapped
-    assert set(meta["outputs"]) == {"verdict", "high", "medium", "low", "report-path", "sarif-path", "check-run-url"}
+    assert set(meta["outputs"]) >= {"verdict", "verdict-id", "high", "medium", "low", "report-path", "sarif-path", "check-run-url"}
     assert meta["inputs"]["github-token"]["default"] == "${{ github.token }}"
 
 
@@ -150,6 +163,40 @@ def test_pull_request(upstream, fake, tmp_path: Path) -> None:
     assert Path(result.outputs["sarif-path"]).is_file()
     assert "Posted as the check run" in result.summary
     assert result.log.count("write-token") == 1 and "::add-mask::write-token" in result.log
+
+
+def test_a_failed_install_is_an_advisory_error(upstream, fake, tmp_path: Path) -> None:
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    # pip without an index or its config stands in for a runner that cannot reach PyPI.
+    offline_pip = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": ""}
+    result = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path, skip_install=False, env=offline_pip)
+    assert all(step.code == 0 for step in result.steps)
+    assert "::warning title=pr-review::pr-review could not install itself: pip could not install" in result.log
+    assert result.outputs["verdict"] == "ERROR" and result.outputs["verdict-id"] == "error"
+    assert result.summary.startswith("## ERROR — advisory review")
+    assert fake.log == []  # no review ran, so GitHub was never asked
+
+
+def test_a_cached_environment_is_reused_without_pip(upstream, fake, tmp_path: Path) -> None:
+    """What actions/cache restores: an environment whose marker names the current lock. Its dependencies
+    come from this interpreter's site-packages (a .pth), so nothing is installed and the review still runs."""
+    venv = tmp_path / "runner-temp" / "pr-review-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    purelib = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    Path(purelib, "test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    lock = (ROOT / "requirements" / "action.lock").read_bytes()
+    (venv / "pr-review-lock").write_text(hashlib.sha256(lock).hexdigest()[:16] + "\n")
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    result = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path, skip_install=False,
+                        env={"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1"})
+    install = next(step for step in result.steps if step.name == "Install pr-review")
+    assert f"Reusing the cached environment {venv}" in install.log
+    assert Path(purelib, "pr_review_action.pth").read_text().strip() == str(ROOT / "src")
+    report = json.loads(Path(result.outputs["report-path"]).read_text())
+    assert result.outputs["verdict"] == report["verdict"] and len(fake.check_runs) == 1
 
 
 def test_workflow_dispatch_of_an_old_merged_pr(upstream, fake, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from .. import __version__
 from ..catalog import load_catalog
 from ..config import CONFIG_PATH
 from ..git import GitError
-from ..model import Report
+from ..model import Report, verdict_id
 from ..pipeline import ReviewRequest, review
 from ..profiles import load_profiles
 from ..report.escape import markdown_inline, workflow_data
@@ -43,7 +43,7 @@ from .summary import CHECK_SUMMARY_LIMIT, JOB_SUMMARY_LIMIT, Publication, render
 LANGUAGES = ("en", "zh")
 DEFAULT_CHECK_NAME = "PR review (advisory)"
 DEFAULT_MAX_ANNOTATIONS = 200
-OUTPUT_NAMES = ("verdict", "high", "medium", "low", "report-path", "sarif-path", "check-run-url")
+OUTPUT_NAMES = ("verdict", "verdict-id", "high", "medium", "low", "report-path", "sarif-path", "check-run-url")
 
 
 class InputError(Exception):
@@ -223,8 +223,8 @@ def _publish(report: Report, target: PullRequestTarget, inputs: Inputs, runner: 
             report, publication, inputs.language, limit=room, size=lambda s: len(s.encode("utf-8")), where="job"))
     counts = report.counts()
     write_outputs(runner.output_path, {
-        "verdict": report.verdict, "high": str(counts["high"]), "medium": str(counts["medium"]),
-        "low": str(counts["low"]), "report-path": str(report_path), "sarif-path": str(sarif_path),
+        "verdict": report.verdict, "verdict-id": verdict_id(report.verdict), "high": str(counts["high"]),
+        "medium": str(counts["medium"]), "low": str(counts["low"]), "report-path": str(report_path), "sarif-path": str(sarif_path),
         "check-run-url": publication.check_run_url or "",
     })
     log(out, f"pr-review: {title(report, 'en')} for PR #{target.number} at {report.head_sha[:12]}"
@@ -254,7 +254,7 @@ def _not_reviewed(runner: Runner, out: TextIO, verdict: str, reason: str, langua
     heading = {"en": "PR review not run", "zh": "未进行 PR 审查"}[language]
     if step_summary_room(runner.summary_path, JOB_SUMMARY_LIMIT) > 4096:
         append_step_summary(runner.summary_path, f"## ℹ️ {heading}\n\n{markdown_inline(reason)}\n")
-    write_outputs(runner.output_path, {"verdict": verdict, "high": "0", "medium": "0", "low": "0",
+    write_outputs(runner.output_path, {"verdict": verdict, "verdict-id": verdict_id(verdict), "high": "0", "medium": "0", "low": "0",
                                        "report-path": str(report_path), "sarif-path": "", "check-run-url": ""})
 
 
