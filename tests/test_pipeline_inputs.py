@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from pr_review.catalog import Rule
 from pr_review.cli import main
 from pr_review.model import PRInfo
 from pr_review.pipeline import ReviewRequest, review
@@ -118,7 +119,8 @@ def test_missing_base_ref_is_a_clear_message(repo_factory, capsys):
     assert "no-such-branch" in capsys.readouterr().err
 
 
-def test_default_base_is_main_and_every_format_renders(repo_factory, tmp_path, capsys):
+def test_default_base_is_main_and_every_format_renders(repo_factory, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(Rule, "annotates", property(lambda rule: True))  # every format shows an annotated finding
     repo = repo_factory({"aiter/jit/core.py": "x = 1\n"},
                         {"aiter/loader.py": "import sys\nsys.path.insert(0, '/opt/rocm/lib')\n"})
     for fmt in ("text", "markdown", "json", "sarif"):

@@ -164,6 +164,12 @@ def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], deci
                    files: list[ChangedFile], catalog: Catalog, described: bool) -> None:
     """FIRE/CLEAR for derived rules a detector decided, with a reason naming what was read."""
     scanned = ", ".join(f.path for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    listed = {item.rule for item in checklist}
+    for finding in findings:  # a detector that found an instance shows the rule applies, derived or not
+        if finding.rule not in listed:
+            listed.add(finding.rule)
+            checklist.append(ChecklistItem(finding.rule, finding.code, finding.title,
+                                           list(catalog.rules[finding.rule].families[:1]), [finding.location]))
     for item in checklist:
         if item.rule not in decided and catalog.rules[item.rule].detector == "text" and not described:
             item.reason = "undecided: the PR has no description to read"

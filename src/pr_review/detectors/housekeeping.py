@@ -6,7 +6,8 @@ import re
 from typing import Iterable
 
 from ..lang import cpp
-from ..lang.python import comments, dotted_name, is_module_level, parent_map, string_constants
+from ..lang.index import index_of
+from ..lang.python import comments, dotted_name, is_module_level, string_constants
 from ..model import Evidence, Finding
 from ..repofacts import env_reads
 from . import detector
@@ -24,9 +25,9 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
         if tree is None:
             continue
         added = f.added_lines
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         base_calls = _syspath_call_texts(review.base_python(f))
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not (isinstance(node, ast.Call) and dotted_name(node.func) in SYSPATH_CALLS):
                 continue
             if node.lineno not in added or not is_module_level(node, parents):
@@ -49,18 +50,28 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
 def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
     if tree is None:
         return set()
-    return {ast.unparse(n) for n in ast.walk(tree)
+    return {ast.unparse(n) for n in index_of(tree).nodes
             if isinstance(n, ast.Call) and dotted_name(n.func) in SYSPATH_CALLS}
 
 
 TODO_MARK = re.compile(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
 TODO_WORD = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
 STUB_WORD = re.compile(r"^\s*(pass|raise\s+NotImplementedError)\b")
+# A TODO is deferred work; it tells a reviewer something only when it admits that the shipped path is
+# incomplete or wrong for some input. Clean-up and tuning notes ("legacy, remove", "tune later") do not.
+GAP_WORDS = re.compile(r"\b(not (yet )?(supported|implemented|handled|covered|tested|correct)|unsupported|unimplemented|"
+                       r"silently|falls? ?back|fallback|wrong|incorrect|broken|buggy|bug|hack\w*|workaround|temporar\w*|"
+                       r"only (supports?|handles?|works?)|assum\w*|ignor\w*|missing|no coverage|skip\w*|disabled?|"
+                       r"used to be|runs? as|treated as|instead of|placeholder|dummy|fake|stub|hard-?coded|accuracy|precision|overflow|race)\b",
+                       re.IGNORECASE)
+STRONG_MARK = re.compile(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
 
 
 @detector("incomplete-code")
 def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
     for f in review.changed("python", "cpp", include_tests=False):
+        if not review.facts.is_library(f.path):
+            continue  # scripts, benchmarks and docs examples do not ship a path users reach
         if not any(TODO_WORD.search(t) or STUB_WORD.search(t) for _, t in f.added):
             continue  # nothing on the added lines that could be a note or a stub body
         text = review.source.text(f.path)
@@ -68,20 +79,22 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
             continue
         removed_texts = {_norm(t) for _, t in f.removed}
         added = f.added_lines
-        if f.language == "python":
-            marks = [(line, line, c) for line, c in comments(text)]
-        else:
-            marks = [(a, b, c.lstrip("/*! ").rstrip("*/ ")) for a, b, c in cpp.comments(cpp.parse(text))]
         lines = text.splitlines()
-        for first, last, comment in marks:
-            if not TODO_MARK.match(comment) or first not in added:
+        for first, last, note in _notes(f.language, text):
+            if first not in added:
                 continue
-            if _norm(lines[first - 1]) in removed_texts or any(_norm(comment) in t for t in removed_texts):
+            if _norm(lines[first - 1]) in removed_texts or any(_norm(note.split("\n")[0]) in t for t in removed_texts):
                 continue  # the same note was already there and only its line was edited
+            if not (STRONG_MARK.match(note) or GAP_WORDS.search(note)):
+                continue  # clean-up or tuning note: nothing about the shipped path's behaviour
+            if _exists_on_base(review, note):
+                continue  # moved from code the base already had, in this file or another
+            quoted = " ".join(part.strip() for part in note.splitlines())
             yield Finding(
                 rule="incomplete-code", path=f.path, line=first, end_line=last,
-                problem=f"New deferred-work note in code the PR adds: `{comment[:160]}`.",
-                impact="The note marks a path the PR ships unfinished; callers reach it with no warning.",
+                problem=f"New deferred-work note in code the PR adds: `{quoted[:400]}`.",
+                impact="The note says the path the PR ships is unfinished or wrong for some input; callers "
+                       "reach it with no warning.",
                 action="Author must finish the path, or make it fail loudly for the unsupported case "
                        "and track the rest in an issue.",
                 tag="verified",
@@ -89,14 +102,45 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
         if f.language == "python":
             tree = review.source.python(f.path)
             if tree is not None:
-                yield from _stub_bodies(f.path, tree, added)
+                yield from _stub_bodies(f.path, tree, added, lines)
+
+
+def _notes(language: str, text: str) -> list[tuple[int, int, str]]:
+    """(first line, last line, whole note) for each TODO/FIXME/XXX/HACK comment, with the comment lines
+    that continue it: a note is quoted whole, since its second line is often the one that matters."""
+    if language == "python":
+        raw = comments(text)
+        by_line = dict(raw)
+        code_lines = text.splitlines()
+        out = []
+        for line, comment in raw:
+            if not TODO_MARK.match(comment):
+                continue
+            parts, last = [comment], line
+            while (last + 1) in by_line and code_lines[last].lstrip().startswith("#") \
+                    and not TODO_MARK.match(by_line[last + 1]) and by_line[last + 1]:
+                last += 1
+                parts.append(by_line[last])
+            out.append((line, last, "\n".join(parts)))
+        return out
+    notes = []
+    for a, b, c in cpp.comments(cpp.parse(text)):
+        body = "\n".join(part.strip().lstrip("/*!").rstrip("*/").strip() for part in c.splitlines())
+        if TODO_MARK.match(body):
+            notes.append((a, b, body.strip()))
+    return notes
+
+
+def _exists_on_base(review: ReviewInput, note: str) -> bool:
+    first = _norm(note.split("\n")[0])
+    return len(first) >= 12 and bool(review.source.grep(first, "base", fixed=True, files_only=True))
 
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _stub_bodies(path: str, tree: ast.Module, added: set[int]) -> Iterable[Finding]:
+def _stub_bodies(path: str, tree: ast.Module, added: set[int], lines: list[str]) -> Iterable[Finding]:
     """A new function or branch whose whole body is `pass` or `raise NotImplementedError`."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -117,6 +161,8 @@ def _stub_bodies(path: str, tree: ast.Module, added: set[int]) -> Iterable[Findi
             what = _stub_kind(stmt)
             if what is None or (kind != "function" and what == "raise NotImplementedError"):
                 continue  # an unsupported-case raise in one branch is a guard, not a stub
+            if what == "pass" and (len(body) > 1 or _explained(lines, stmt.lineno)):
+                continue  # a docstring or a comment says why nothing happens: a deliberate no-op
             yield Finding(
                 rule="incomplete-code", path=path, line=stmt.lineno,
                 problem=f"The new {kind} `{name}` has only `{what}` as its body.",
@@ -124,6 +170,13 @@ def _stub_bodies(path: str, tree: ast.Module, added: set[int]) -> Iterable[Findi
                 else "Callers that reach it fail at run time with NotImplementedError",
                 action="Author must implement it or remove it until it is needed.",
             )
+
+
+def _explained(lines: list[str], line: int) -> bool:
+    """`pass  # reason`, or a comment line right above the `pass`."""
+    here = lines[line - 1] if 0 < line <= len(lines) else ""
+    above = lines[line - 2].strip() if line >= 2 else ""
+    return "#" in here.split("pass", 1)[-1] or above.startswith("#")
 
 
 def _stub_kind(stmt: ast.stmt) -> str | None:
@@ -141,7 +194,7 @@ def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
     decorators = {dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] for d in func.decorator_list}
     if decorators & {"abstractmethod", "overload", "abstractproperty"}:
         return True
-    for cls in ast.walk(tree):
+    for cls in index_of(tree).nodes:
         if isinstance(cls, ast.ClassDef) and func in cls.body:
             bases = {dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases}
             return bool(bases & {"ABC", "Protocol", "ABCMeta"})
