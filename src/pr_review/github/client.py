@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import httpx2
 from fasttransport.errors import APIError
 from ghapi.core import GhApi
 
@@ -54,6 +55,7 @@ class GitHubClient:
     waited: float = 0.0
     down: GitHubError | None = None  # once GitHub is judged down, later calls fail without retrying
     _last_mutation: float | None = field(default=None, repr=False)
+    _etags: dict[Any, tuple[str, list[Any], int | None]] = field(default_factory=dict, repr=False)
     _api: GhApi = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -82,6 +84,63 @@ class GitHubClient:
 
     def update_check_run(self, run_id: int, body: dict[str, Any]) -> Any:
         return self._call("checks.update", mutating=True, check_run_id=run_id, **body)
+
+    # -- CI classification: Actions runs, jobs, logs, and the commit's other checks ------------
+    def list_page(self, operation: str, key: str | None, **params: Any) -> tuple[list[Any], int | None]:
+        """One page of a list endpoint: its items (under `key` when GitHub wraps the array) and the
+        next page's number from the `Link` header (None on the last page). Conditional: an answer
+        GitHub says is unchanged (304, free of quota) is served from the previous one."""
+        cache_key = (operation, tuple(sorted((k, str(v)) for k, v in params.items())))
+        cached = self._etags.get(cache_key)
+        try:
+            response = self._call(operation, headers_={"If-None-Match": cached[0]} if cached else {},
+                                  raw_=True, **params)
+        except GitHubError as exc:
+            if exc.status == 304 and cached is not None:
+                return cached[1], cached[2]
+            raise
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise GitHubError(operation, response.status_code, f"malformed answer: {exc}") from exc
+        if not isinstance(data, dict if key else list):
+            raise GitHubError(operation, response.status_code, "malformed answer: not the list GitHub documents")
+        items = list((data.get(key) if key else data) or [])
+        next_url = response.links.get("next", {}).get("url")
+        next_page = httpx2.URL(next_url).params.get("page") if next_url else None
+        page = int(next_page) if next_page and next_page.isdigit() else None
+        if response.headers.get("etag"):
+            self._etags[cache_key] = (response.headers["etag"], items, page)
+        return items, page
+
+    def job_log(self, job_id: int, *, max_bytes: int, seconds: float) -> tuple[str, bool]:
+        """The job's plain-text log (GitHub answers with a redirect to short-lived storage; httpx drops
+        the token on the cross-origin hop), streamed and cut at `max_bytes` or after `seconds`;
+        returns (text, whether it was cut). 404 and 410 (expired) raise GitHubError with that status."""
+        operation = "actions.download_job_logs_for_workflow_run"
+        if self.down is not None:
+            raise GitHubError(operation, self.down.status, f"skipped, GitHub was unavailable earlier ({self.down.detail})",
+                              unavailable=True)
+        url = f"{self.api_url.rstrip('/')}/repos/{self.owner}/{self.repo}/actions/jobs/{job_id}/logs"
+        deadline = self.clock() + seconds
+        chunks, size, cut = [], 0, False
+        timeout = httpx2.Timeout(min(seconds, REQUEST_TIMEOUT_SECONDS))
+        try:
+            with httpx2.Client(timeout=timeout, follow_redirects=True) as http, \
+                    http.stream("GET", url, headers=self._api.headers) as response:
+                if response.status_code >= 400:
+                    status = response.status_code
+                    raise GitHubError(operation, status, response.reason_phrase or "request failed",
+                                      unavailable=status in RETRY_STATUSES or status == 429)
+                for chunk in response.iter_bytes():
+                    chunks.append(chunk[:max_bytes - size])
+                    size += len(chunks[-1])
+                    if size >= max_bytes or self.clock() > deadline:
+                        cut = True
+                        break
+        except httpx2.HTTPError as exc:  # connect failure or timeout: this log is not read, the rest goes on
+            raise GitHubError(operation, None, _one_line(str(exc) or type(exc).__name__)) from exc
+        return b"".join(chunks).decode("utf-8", "replace"), cut
 
     # -- transport -------------------------------------------------------------------------
     def _call(self, operation: str, *, mutating: bool = False, **params: Any) -> Any:
