@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..git.diff import ChangedFile
+from ..lang.index import index_of
 from ..lang.python import (
     FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
 )
@@ -46,7 +47,7 @@ def _index(tree: ast.Module) -> _Index:
         classes = []
         callees: set[int] = set()
         loads: list[ast.Name] = []
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if isinstance(node, ast.ClassDef):
                 classes.append(node)
                 for item in node.body:
@@ -71,8 +72,9 @@ UNTRACEABLE = {"forward", "__call__", "__init__", "__new__", "__enter__", "__exi
 CORRECTNESS_PARAM = re.compile(r"mask|scale|mapping|bias|stride|offset|indices|index|indptr|dtype|layout|"
                                r"weight|out\b|output|residual|eps|topk|group|expert|causal|window|sink|softcap",
                                re.IGNORECASE)
-NOT_RUNTIME = re.compile(r"(^|/)(scripts?|tools?|bench\w*|benchmarks?|examples?|profil\w*|docs?|csrc|3rdparty|"
-                        r"third_party|recipes|torch_ref|reference|\.github)/|(^|/)setup\.py$|(^|/)\w*tun(e|ing)\w*\.py$")
+# Beyond what RepoFacts calls tooling: Python under csrc/ generates code at build time, and reference
+# implementations exist for tests to compare against; neither is an API consumers pass parameters to.
+NOT_API = re.compile(r"(^|/)(csrc|torch_ref|reference)/")
 STUB_DECORATORS = {"abstractmethod", "overload", "compile_ops", "abstractproperty", "override_abstract"}
 
 
@@ -205,10 +207,12 @@ def _callers(review: ReviewInput, names: set[str], max_files: int = 150) -> tupl
         if tree is None:
             continue
         call_funcs = set()
-        for node in ast.walk(tree):
+        aliases = _import_aliases(tree, names)
+        for node in index_of(tree).nodes:
             if isinstance(node, ast.Call):
                 callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
-                name = callee.id if isinstance(callee, ast.Name) else callee.attr if isinstance(callee, ast.Attribute) else None
+                name = aliases.get(callee.id, callee.id) if isinstance(callee, ast.Name) else \
+                    callee.attr if isinstance(callee, ast.Attribute) else None
                 if name in calls:
                     calls[name].append(_Call(path, node))
                     call_funcs.add(id(callee))
@@ -217,12 +221,19 @@ def _callers(review: ReviewInput, names: set[str], max_files: int = 150) -> tupl
                         ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
                         if ref in names:
                             uncalled.add(ref)
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
-                ref = node.id if isinstance(node, ast.Name) else node.attr
+                ref = aliases.get(node.id, node.id) if isinstance(node, ast.Name) else node.attr
                 if ref in names:
                     uncalled.add(ref)
     return calls, uncalled
+
+
+def _import_aliases(tree: ast.Module, names: set[str]) -> dict[str, str]:
+    """Local names a module binds to one of `names` with `from m import f as g`: `g(...)` calls `f`.
+    (`import m as mm` needs nothing: `mm.f(...)` still names `f`.)"""
+    return {a.asname: a.name for node in index_of(tree).of_type(ast.ImportFrom) for a in node.names
+            if a.asname and a.name in names}
 
 
 def _passes(call: ast.Call, func: Func, param: str) -> bool | None:
@@ -251,12 +262,12 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     removals: list[_Removal] = []
     gone_defs: list[_GoneDef] = []
     for f, tree in review.python_files(include_tests=False):
-        if NOT_RUNTIME.search(f.path):
+        if not _api_path(review, f.path):
             continue
         base_tree = review.base_python(f)
         yield from _param_discard(review, f, tree, base_tree)
         if any("getattr(" in t for _, t in f.added):
-            yield from _attr_missing(f, tree, review.source.text(f.old_path or f.path, "base") if base_tree else None)
+            yield from _attr_missing(f, tree, base_tree)
         if base_tree is not None:
             removals += _param_removals(f, tree, base_tree)
             gone_defs += _gone_defs(review, f, tree, base_tree)
@@ -266,6 +277,11 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     defs = _defs_by_name(review, {r.func.name for r in removals} | {g.base.name for g in gone_defs})
     yield from _param_removed(review, removals, defs)
     yield from _removed_defs(review, [g for g in gone_defs if not defs.get(g.base.name)])
+
+
+def _api_path(review: ReviewInput, path: str) -> bool:
+    """Library code whose functions other code calls: not tooling, tests, docs or build-time generators."""
+    return review.facts.is_library(path) and not NOT_API.search(path)
 
 
 def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: set[str] = frozenset()) -> list[ast.arg]:
@@ -318,7 +334,7 @@ def _unread_params(tree: ast.Module | None) -> set[str]:
     out: set[str] = set()
     if tree is None:
         return out
-    for func in ast.walk(tree):
+    for func in index_of(tree).nodes:
         if isinstance(func, FUNCTION_TYPES) and not _is_stub(func):
             reads, dynamic = _reads(func)
             if not dynamic:
@@ -378,7 +394,7 @@ def _forced_signature(tree: ast.Module, func: Func) -> bool:
 
 
 def _passed_by_launch(tree: ast.Module, kernel: str, param: str) -> bool:
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and \
                 dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel and any(k.arg == param for k in node.keywords):
             return True
@@ -582,7 +598,7 @@ def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[str, list
         if tree is None:
             continue
         lines = review.source.lines(hit_path)
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if isinstance(node, ast.ImportFrom):
                 names = [a.name for a in node.names if a.name in by_name]
             elif isinstance(node, ast.Attribute) and node.attr in by_name and isinstance(node.ctx, ast.Load):
@@ -625,14 +641,16 @@ COUNT_KEY = re.compile(r"^(n|num)_(shared_|routed_|local_|kv_|key_value_|attenti
 VALIDATOR = re.compile(r"strict|check|validate|require|assert|expect|ensure", re.IGNORECASE)
 
 
-def _attr_missing(f: ChangedFile, tree: ast.Module, base_text: str | None) -> Iterable[Finding]:
+def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None) -> Iterable[Finding]:
     added = f.added_lines
-    base_flat = re.sub(r"\s+", "", base_text or "")
-    for func in [n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)] or []:
+    optional_on_base = _optional_reads(base_tree)
+    for func in [n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)] or []:
+        if not touches(func, added):
+            continue  # only a getattr on an added line is reported
         guarded = {(dotted_name(n.args[0]), n.args[1].value) for n in ast.walk(func)
                    if isinstance(n, ast.Call) and dotted_name(n.func) == "hasattr" and len(n.args) == 2
                    and isinstance(n.args[1], ast.Constant)}
-        parents = {c: p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
+        parents = index_of(func).parents
         for node in ast.walk(func):
             if not (isinstance(node, ast.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3):
                 continue
@@ -651,8 +669,8 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_text: str | None) -> It
                 continue  # presence checked, or an instance probing its own lazily-set state
             if not CONFIG_OBJECT.search(obj_text.rsplit(".", 1)[-1]) or not COUNT_KEY.search(key.value):
                 continue  # only a model/config size read with a silent zero: the ATOM#1548 shape
-            if re.sub(r"\s+", "", ast.unparse(node)) in base_flat:
-                continue  # the same fallback already existed on base
+            if (obj_text, key.value) in optional_on_base:
+                continue  # base already read this key as optional (getattr default or hasattr): not new
             yield Finding(
                 rule="api-propagation-incomplete", path=f.path, line=node.lineno,
                 problem=f"attr-missing: `{ast.unparse(node)}` in `{func.name}` ({f.path}:{node.lineno}) falls back to "
@@ -666,6 +684,16 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_text: str | None) -> It
                 tag="inferred", severity="medium",
                 evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:120])],
             )
+
+
+def _optional_reads(tree: ast.Module | None) -> set[tuple[str, str]]:
+    """(object, key) pairs a module reads as possibly absent: `getattr(obj, "key", default)`, `hasattr(obj, "key")`."""
+    if tree is None:
+        return set()
+    return {(dotted_name(n.args[0]) or ast.unparse(n.args[0]), n.args[1].value)
+            for n in index_of(tree).of_type(ast.Call)
+            if (dotted_name(n.func) == "getattr" and len(n.args) == 3 or dotted_name(n.func) == "hasattr" and len(n.args) == 2)
+            and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)}
 
 
 def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
@@ -697,13 +725,22 @@ def _validated(node: ast.AST, parents: dict[ast.AST, ast.AST], func: ast.AST) ->
             return True
         child = parent
     stmt = child
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-        name = stmt.targets[0].id
-        for n in ast.walk(func):
-            if isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)) and getattr(n, "lineno", 0) > stmt.lineno \
-                    and name in {x.id for x in ast.walk(n.test) if isinstance(x, ast.Name)}:
-                return True
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    # Follow the value through later assignments (`old_row = old_k + old_v`): a test of anything derived
+    # from it (`if old_row > 0:`) is a test of the fallback.
+    derived = {stmt.targets[0].id}
+    later = sorted((n for n in ast.walk(func) if getattr(n, "lineno", 0) > stmt.lineno), key=lambda n: n.lineno)
+    for n in later:
+        if isinstance(n, ast.Assign) and _loads(n.value) & derived:
+            derived.update(t.id for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name))
+        elif isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)) and _loads(n.test) & derived:
+            return True
     return False
+
+
+def _loads(node: ast.AST) -> set[str]:
+    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -714,7 +751,7 @@ def _validated(node: ast.AST, parents: dict[ast.AST, ast.AST], func: ast.AST) ->
 def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
     for f, tree in review.python_files(include_tests=False):
-        if NOT_RUNTIME.search(f.path):
+        if not _api_path(review, f.path):
             continue
         base_tree = review.base_python(f)
         if base_tree is None:
@@ -749,6 +786,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                 default = defaults[arg.arg]
                 if isinstance(default, ast.Name) and default.id == arg.arg:
                     continue  # `x=x`: binds a value at definition time, not an option for callers
+                if _automatic_default(func, arg.arg, default):
+                    continue  # the function chooses the value itself: callers need not pass it
                 new.append((arg, ast.unparse(defaults[arg.arg])))
             if new:
                 wanted.append((f, sig, callee, new))
@@ -779,6 +818,61 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             tag="verified",
             evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c in sites[:3]],
         )
+
+
+AUTO_WORDS = {"auto"}
+
+
+def _automatic_default(func: Func, name: str, default: ast.AST) -> bool:
+    """The default asks the function to choose: the string `"auto"`, or `None` that the body replaces
+    with a derived value (`if x is None: x = …`, `x = x or …`, `x = … if x is None else x`)."""
+    if isinstance(default, ast.Constant) and isinstance(default.value, str):
+        return default.value.lower() in AUTO_WORDS
+    if not (isinstance(default, ast.Constant) and default.value is None):
+        return False
+    for node in ast.walk(func):
+        if isinstance(node, ast.If) and _tests_unset(node.test, name):
+            if any(_assigns(stmt, name) for stmt in node.body):
+                return True
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _assigns(node, name) and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and _is_name(value.values[0], name):
+                return True
+            if isinstance(value, ast.IfExp) and (_tests_unset(value.test, name) or _tests_set(value.test, name)):
+                return True
+    return False
+
+
+def _is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def _tests_unset(test: ast.AST, name: str) -> bool:
+    """`x is None`, `not x`."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _is_name(test.operand, name)
+    return isinstance(test, ast.Compare) and _is_name(test.left, name) and len(test.ops) == 1 \
+        and isinstance(test.ops[0], ast.Is) and isinstance(test.comparators[0], ast.Constant) \
+        and test.comparators[0].value is None
+
+
+def _tests_set(test: ast.AST, name: str) -> bool:
+    """`x is not None`, `x`."""
+    return _is_name(test, name) or (
+        isinstance(test, ast.Compare) and _is_name(test.left, name) and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.IsNot) and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None)
+
+
+def _assigns(stmt: ast.AST, name: str) -> bool:
+    """`stmt` (or a statement nested in it) binds `name`."""
+    for node in ast.walk(stmt):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+        if any(_is_name(t, name) or (isinstance(t, ast.Tuple) and any(_is_name(e, name) for e in t.elts))
+               for t in targets):
+            return True
+    return False
 
 
 COMPAT_WORDS = re.compile(r"legacy|deprecat|backward[- ]compat|compatib|alias|old name", re.IGNORECASE)
