@@ -1,0 +1,117 @@
+"""pinned-struct-abi-shift (D11): a field inserted, removed or reordered anywhere but the end of a
+struct whose layout the tree pins with `offsetof(` / `static_assert(sizeof(`.
+
+The two sides of every struct the diff touches are parsed with tree-sitter and their field lists
+compared: an append leaves every earlier offset where it was and is quiet, and so is a PR that
+changes the pinning assertions together with the fields.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable, Iterator
+
+from ..git.diff import ChangedFile
+from ..lang import cpp
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+STRUCT_TYPES = ("struct_specifier", "class_specifier")
+
+
+def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
+    """struct name → (first line, last line, [(field name, line)]) for structs with a body."""
+    tree = cpp.parse_cached(text)
+    out: dict[str, tuple[int, int, list[tuple[str, int]]]] = {}
+    for node in cpp.walk(tree.root_node):
+        if node.type not in STRUCT_TYPES:
+            continue
+        name = cpp.text_of(node.child_by_field_name("name"))
+        body = node.child_by_field_name("body")
+        if not name or body is None:
+            continue
+        fields = []
+        for member in body.named_children:
+            if member.type != "field_declaration" or any(c.type == "function_declarator" for c in cpp.walk(member)):
+                continue
+            if any(c.type == "storage_class_specifier" and cpp.text_of(c) == "static" for c in member.children):
+                continue  # a static member has no place in the layout
+            for declarator in member.children_by_field_name("declarator"):
+                idents = [n for n in cpp.walk(declarator) if n.type in ("field_identifier", "identifier")]
+                if idents:
+                    fields.append((cpp.text_of(idents[0]), cpp.line_of(member)))
+        out.setdefault(name, (cpp.line_of(node), node.end_point[0] + 1, fields))
+    return out
+
+
+def _touched(span: tuple[int, int], lines: set[int]) -> bool:
+    return any(span[0] <= n <= span[1] for n in lines)
+
+
+def _pins(review: ReviewInput, name: str) -> list[tuple[str, int, str]]:
+    pattern = rf"offsetof\s*\(\s*(\w+::)*{name}\s*,|sizeof\s*\(\s*(\w+::)*{name}\s*\)"
+    return [h for h in review.source.grep(pattern, "base") if "static_assert" in h[2] or "offsetof" in h[2]]
+
+
+def _assertions_changed(review: ReviewInput, name: str) -> bool:
+    pin = re.compile(rf"(offsetof\s*\(\s*(\w+::)*{name}\s*,|sizeof\s*\(\s*(\w+::)*{name}\s*\))")
+    return any(pin.search(t) for f in review.files for _, t in f.added + f.removed)
+
+
+def _shift(base_fields: list[str], head_fields: list[str]) -> str | None:
+    """How the layout moved, or None for an append (or no change)."""
+    if base_fields == head_fields or head_fields[:len(base_fields)] == base_fields:
+        return None
+    inserted = [n for n in head_fields if n not in base_fields]
+    removed = [n for n in base_fields if n not in head_fields]
+    if removed:
+        return "removes " + ", ".join(f"`{n}`" for n in removed)
+    if inserted:
+        first = next(i for i, n in enumerate(head_fields) if n not in base_fields)
+        after = head_fields[first - 1] if first else None
+        return ("inserts " + ", ".join(f"`{n}`" for n in inserted)
+                + (f" after `{after}`" if after else " at the start") + ", before fields that already existed")
+    return "reorders its fields"
+
+
+def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str, str, int]]:
+    head_text = review.source.text(f.path)
+    base_text = review.base_text(f)
+    if head_text is None or base_text is None or not re.search(r"\b(struct|class)\b", head_text):
+        return
+    head, base = _structs(head_text), _structs(base_text)
+    added, removed = f.added_lines, {n for n, _ in f.removed}
+    for name, (start, end, fields) in head.items():
+        if name not in base or not (_touched((start, end), added) or _touched(base[name][:2], removed)):
+            continue
+        how = _shift([n for n, _ in base[name][2]], [n for n, _ in fields])
+        if how is None:
+            continue
+        line = next((ln for n, ln in fields if ln in added), start)
+        yield name, how, line
+
+
+@detector("pinned-struct-abi-shift")
+def pinned_struct_abi_shift(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed("cpp"):
+        if f.is_new:
+            continue
+        for name, how, line in _shifted_structs(review, f):
+            if _assertions_changed(review, name):
+                continue  # the PR moved the pins with the fields: the right shape
+            pins = _pins(review, name)
+            if not pins:
+                continue
+            path, pin_line, pin_text = pins[0]
+            yield Finding(
+                rule="pinned-struct-abi-shift", path=f.path, line=line,
+                problem=f"This PR {how} in `{name}`, whose layout the tree pins ({path}:{pin_line}: "
+                        f"`{pin_text.strip()[:100]}`"
+                        + (f" and {len(pins) - 1} more" if len(pins) > 1 else "")
+                        + "); the assertions are not updated, so every later field moves.",
+                impact="Separately built code objects read the struct at fixed offsets: the build breaks on the "
+                       "assertion, or, where it is bypassed, kernels launch with shifted arguments.",
+                action="Author must append the new fields at the end, or update the assertions and rebuild the "
+                       "code objects that depend on the layout.",
+                tag="verified", evidence=[Evidence(path, pin_line, pin_text.strip(), side="base")],
+            )
