@@ -121,7 +121,8 @@ def _review(args: argparse.Namespace) -> int:
 
 def render(report, fmt: str, language: str = "en", color: bool = False) -> str:
     from .catalog import load_catalog
-    from .report.render import render_json, render_markdown, render_sarif, render_text
+    from .report.render import render_json, render_markdown, render_text
+    from .report.sarif import render_sarif
 
     if fmt == "json":
         return render_json(report)

@@ -25,7 +25,8 @@ from ..model import Report, verdict_id
 from ..pipeline import ReviewRequest, review
 from ..profiles import load_profiles
 from ..report.escape import markdown_inline, workflow_data
-from ..report.render import render_json, render_sarif
+from ..report.render import render_json
+from ..report.sarif import render_sarif
 from .checks import annotation, find_runs, mark_new, post, split_by_cap, state_text, title
 from .client import GitHubClient, GitHubError
 from .commands import annotation_commands, append_step_summary, log, mask, step_summary_room, write_outputs

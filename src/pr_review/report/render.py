@@ -4,11 +4,9 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from ..catalog import Catalog
 from ..model import SEVERITY_ICON, Report
 from .escape import markdown_code, markdown_inline
 
@@ -89,56 +87,3 @@ def render_text(report: Report, color: bool = False) -> str:
     total = sum(report.timings.values())
     lines.append(f"pr-review {report.engine_version}, {total:.2f}s")
     return "\n".join(lines) + "\n"
-
-
-SARIF_LEVEL = {"high": "error", "medium": "warning", "low": "note"}
-
-
-def render_sarif(report: Report, catalog: Catalog) -> str:
-    used = sorted({f.rule for f in report.findings if f.path})
-    rules: list[dict[str, Any]] = []
-    for rule_id in used:
-        rule = catalog.rules.get(rule_id)
-        if rule is None:
-            rules.append({"id": rule_id, "shortDescription": {"text": rule_id}})
-            continue
-        rules.append({
-            "id": rule.id,
-            "name": "".join(part.capitalize() for part in rule.id.split("-")),
-            "shortDescription": {"text": rule.title},
-            "fullDescription": {"text": rule.summary},
-            "help": {"text": f"{rule.summary}\n\nImpact: {rule.impact}\n\nAction: {rule.action}\n\n"
-                             f"Before firing: {rule.fp_check}"},
-            "defaultConfiguration": {"level": SARIF_LEVEL[rule.severity]},
-            "properties": {"tags": [rule.group], "code": rule.code_for(report.profile)},
-        })
-    index = {r["id"]: i for i, r in enumerate(rules)}
-    results = []
-    for f in report.findings:
-        if not f.path:
-            continue  # a finding about the PR description has no file location for code scanning
-        region: dict[str, int] = {"startLine": f.line or 1}
-        if f.end_line and f.line and f.end_line > f.line:
-            region["endLine"] = f.end_line
-        message = f.problem + (f" Impact: {f.impact}" if f.impact else "") + (f" Action: {f.action}" if f.action else "")
-        results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": SARIF_LEVEL[f.severity or "medium"],
-            "message": {"text": message},
-            "locations": [{"physicalLocation": {"artifactLocation": {"uri": f.path, "uriBaseId": "%SRCROOT%"},
-                                                "region": region}}],
-            "partialFingerprints": {"prReviewFingerprint/v1": f.fingerprint},
-            "properties": {"tag": f.tag, "code": f.code, **({"trigger": f.trigger} if f.trigger else {})},
-        })
-    sarif = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "pr-review-action", "version": report.engine_version,
-                                "informationUri": "https://github.com/rocm/pr-review-action", "rules": rules}},
-            "automationDetails": {"id": f"pr-review/{report.profile}/"},
-            "results": results,
-        }],
-    }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
