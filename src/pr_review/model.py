@@ -71,6 +71,13 @@ class ChecklistItem:
     verdict: Literal["FIRE", "CLEAR", "N/A", "OPEN"] = "OPEN"
     reason: str = ""
 
+    @property
+    def derived_from(self) -> str:
+        """The evidence that really derived the rule: an added or deleted line when there is one."""
+        lines = [e for e in self.derived_by if re.search(r":\d+: ", e)]
+        named = [e for e in self.derived_by if e not in ("all paths", "no such added line")]
+        return (lines or named or [""])[0]
+
 
 @dataclass
 class CoreFile:
@@ -133,11 +140,6 @@ def verdict_id(verdict: str) -> str:
     return verdict.lower().replace(" ", "-")
 
 
-def verdict_id(verdict: str) -> str:
-    """The verdict as a value without spaces, for `if:` conditions: lgtm, needs-work, block, skipped, error."""
-    return verdict.lower().replace(" ", "-")
-
-
 @dataclass
 class Report:
     schema: int
@@ -164,6 +166,7 @@ class Report:
     evidence: dict[str, list[str]] = field(default_factory=dict)  # artifact name → reviewer-readable lines
     relevance: str | None = None  # vLLM ROCm relevance gate: fully / partially / not
     validation: dict[str, Any] | None = None
+    repo_url: str = ""  # https://github.com/owner/name when known: findings link to their head-side line
     # Findings of preview rules: they decide the checklist and the context artifact, but are not
     # annotated and never move the verdict until a measured sample earns the rule `stable`.
     preview_findings: list[Finding] = field(default_factory=list)

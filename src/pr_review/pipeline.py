@@ -3,6 +3,7 @@ detectors → gate → CI classification → validation → report. Each stage t
 returns plain data; only this module sequences them."""
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from contextlib import contextmanager
@@ -45,6 +46,7 @@ class ReviewRequest:
     repo_name: str = ""
     size_cap: int = 2 * 1024 * 1024
     config_path: str = CONFIG_PATH  # repository config, always read from the base side
+    repo_url: str = ""  # web address of the repository; default: derived from the remote when it is GitHub
     ci: CIRequest | None = None  # classify the head's CI through the API (needs a token and a PR)
 
 
@@ -163,7 +165,8 @@ def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tu
 def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], decided: dict[str, str],
                    files: list[ChangedFile], catalog: Catalog, described: bool) -> None:
     """FIRE/CLEAR for derived rules a detector decided, with a reason naming what was read."""
-    scanned = ", ".join(f.path for f in files[:4]) + (f" and {len(files) - 4} more" if len(files) > 4 else "")
+    read = [f.path for f in files if not f.skipped and f.status != "deleted"]  # never claim to have read a binary
+    scanned = ", ".join(read[:4]) + (f" and {len(read) - 4} more" if len(read) > 4 else "")
     listed = {item.rule for item in checklist}
     for finding in findings:  # a detector that found an instance shows the rule applies, derived or not
         if finding.rule not in listed:
@@ -285,10 +288,22 @@ def review(request: ReviewRequest) -> Report:
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
             timings=timer.timings, ci_notes=ci.notes, owners=ci.owners,
+            repo_url=request.repo_url or web_url(ctx.repo, request.remote),
         )
     finally:
         for catfile in holder:
             catfile.close()
+
+
+GITHUB_REMOTE = re.compile(r"^(?:https://(?:[^@/]+@)?|git@|ssh://git@)(github\.com)[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+
+
+def web_url(repo: Repo, remote: str | None) -> str:
+    """https://github.com/owner/name for a GitHub remote, so findings can link to their lines; else ''."""
+    if not remote or remote not in repo.remotes():
+        return ""
+    match = GITHUB_REMOTE.match(repo.text("remote", "get-url", remote, check=False).strip())
+    return f"https://{match.group(1)}/{match.group(2)}" if match else ""
 
 
 def _dedupe(items: list[NotChecked]) -> list[NotChecked]:

@@ -4,13 +4,17 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from ..model import SEVERITY_ICON, ChecklistItem, NotChecked, Report
+from .escape import (command_safe, json_safe, markdown_block, markdown_code, markdown_inline, markdown_url,
+                     safe_text, terminal_safe)
 
-from ..model import SEVERITY_ICON, Report
-from .escape import markdown_code, markdown_inline
+if TYPE_CHECKING:
+    from jinja2 import Environment
 
 TEMPLATES = Path(__file__).parent / "templates"
+BUDGET_REASON = "not analysed"  # how pipeline.apply_budget words a file left out
 VERDICT_ICON = {"LGTM": "✅", "NEEDS WORK": "⚠️", "BLOCK": "🔴"}
 CODE_SPAN = re.compile(r"(`+)(.+?)\1")
 
@@ -26,45 +30,78 @@ def prose(text: str) -> str:
     return "".join(out)
 
 
+def checklist_view(items: list[ChecklistItem]) -> dict[str, Any]:
+    """What a reviewer works through (FIRE and OPEN items, one per rule) and the CLEAR items folded into
+    one line per detector, so the checklist reads in seconds."""
+    seen: set[str] = set()
+    open_items: list[ChecklistItem] = []
+    clear: dict[str, list[str]] = {}
+    for item in items:
+        if item.rule in seen:
+            continue
+        seen.add(item.rule)
+        if item.verdict == "CLEAR":
+            detector = item.reason.split(" read ", 1)[0] if " read " in item.reason else "detectors"
+            clear.setdefault(detector, []).append(item.title)
+        else:
+            open_items.append(item)
+    return {"to_review": open_items, "cleared": sorted(clear.items())}
+
+
+def not_checked_view(items: list[NotChecked]) -> dict[str, Any]:
+    """Files left out by the analysis budget are counted in one line; every other unread file is named."""
+    budget = [n for n in items if n.reason.startswith(BUDGET_REASON)]
+    return {"listed": [n for n in items if not n.reason.startswith(BUDGET_REASON)], "over_budget": len(budget),
+            "budget_reason": budget[0].reason.split(": ", 1)[-1] if budget else ""}
+
+
 def environment() -> Environment:
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined  # only Markdown needs it
+
     env = Environment(loader=FileSystemLoader(str(TEMPLATES)), undefined=StrictUndefined,
-                      trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True)
+                      trim_blocks=True, lstrip_blocks=True, autoescape=False, keep_trailing_newline=True,
+                      finalize=terminal_safe)  # every value a template prints, PR text included
     env.filters["md"] = markdown_inline
+    env.filters["link"] = markdown_url
+    env.filters["block"] = markdown_block
     env.filters["code"] = markdown_code
     env.filters["prose"] = prose
     env.globals["icon"] = SEVERITY_ICON
     env.globals["verdict_icon"] = VERDICT_ICON
+    env.globals["checklist_view"] = checklist_view
+    env.globals["not_checked_view"] = not_checked_view
     return env
 
 
 def render_markdown(report: Report, language: str = "en", template: str = "summary") -> str:
-    return environment().get_template(f"{template}.{language}.md.j2").render(r=report)
+    return command_safe(environment().get_template(f"{template}.{language}.md.j2").render(r=report))
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(report.to_dict(), indent=2, ensure_ascii=False)) + "\n"
 
 
 def render_text(report: Report, color: bool = False) -> str:
-    def paint(code: str, text: str) -> str:
-        return f"\033[{code}m{text}\033[0m" if color else text
+    lines: list[str] = []
+    styles: dict[int, str] = {}  # line index → colour of the whole line, applied after sanitising
+
+    def add(text: str, style: str) -> None:
+        styles[len(lines)] = style
+        lines.append(text)
 
     colors = {"high": "31;1", "medium": "33;1", "low": "36"}
-    lines = [
-        paint("1", f"{VERDICT_ICON[report.verdict]} {report.verdict} (advisory)")
-        + f"  profile={report.profile}  {report.merge_base[:12]}..{report.head_sha[:12]}",
-        *report.summary,
-    ]
+    add(f"{VERDICT_ICON[report.verdict]} {report.verdict} (advisory)"
+        f"  profile={report.profile}  {report.merge_base[:12]}..{report.head_sha[:12]}", "1")
+    lines.extend(report.summary)
     if not report.runtime_surface:
         lines.append(report.runtime_reason)
     if report.stale:
-        lines.append(paint("33", report.stale))
+        add(report.stale, "33")
     if report.findings:
         lines.append("")
     for f in report.findings:
         sev = f.severity or "medium"
-        lines.append(paint(colors[sev], f"{SEVERITY_ICON[sev]} {f.location}  {f.title}")
-                     + f"  [{f.tag}] ({f.code})")
+        add(f"{SEVERITY_ICON[sev]} {f.location}  {f.title}  [{f.tag}] ({f.code})", colors[sev])
         lines.append(f"    {f.problem}")
         if f.trigger:
             lines.append(f"    trigger: {f.trigger}")
@@ -74,6 +111,19 @@ def render_text(report: Report, color: bool = False) -> str:
         lines.append("")
         lines.append("Backbone files:")
         lines.extend(f"  {c.path} TIER{c.tier} {c.status} -- {c.reason}" for c in report.core_files)
+    if report.ci or report.ci_notes:
+        lines.append("")
+        lines.append("CI failures:")
+        for c in report.ci:
+            lines.append(f"  [{c.classification:8}] {c.name} ({c.workflow or 'external'}, {c.conclusion}) — {c.evidence}")
+            lines.extend(f"      main: {link}" for link in c.links)
+            if c.url:
+                lines.append(f"      {c.url}")
+            lines.extend(f"      | {line}" for line in c.excerpt.splitlines())
+        lines.extend(f"  note: {n}" for n in report.ci_notes)
+    for o in report.owners:
+        lines.append(f"Owner sign-off: {o.path} (Tier {o.tier}) — {o.name}" + (f" ({o.login})" if o.login else "")
+                     + f", {o.commits} of {o.total} commit(s)")
     lines.append("")
     fired = sum(1 for c in report.checklist if c.verdict == "FIRE")
     lines.append(f"Checklist: {len(report.checklist)} derived rule(s), {fired} fired; families: "
@@ -86,4 +136,7 @@ def render_text(report: Report, color: bool = False) -> str:
     lines.extend(f"note: {n}" for n in report.notes)
     total = sum(report.timings.values())
     lines.append(f"pr-review {report.engine_version}, {total:.2f}s")
-    return "\n".join(lines) + "\n"
+    safe = [safe_text(line) for line in lines]  # PR text shows as text, never as a command or an escape
+    if color:
+        safe = [f"\033[{styles[i]}m{line}\033[0m" if i in styles else line for i, line in enumerate(safe)]
+    return "\n".join(safe) + "\n"
