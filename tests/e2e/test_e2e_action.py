@@ -142,9 +142,21 @@ def test_every_input_reaches_the_script_through_env() -> None:
     meta = yaml.safe_load((ROOT / "action.yml").read_text())
     review = next(step for step in meta["runs"]["steps"] if step.get("id") == "review")
     mapped = {EXPRESSION.fullmatch(v).group(1) for v in review["env"].values()}
-    assert {f"inputs.{name}" for name in meta["inputs"]} - {"inputs.python-version", "inputs.setup-python"} <= mapped
+    used_by_uses_steps = {"inputs.python-version", "inputs.setup-python", "inputs.upload-report"}
+    assert {f"inputs.{name}" for name in meta["inputs"]} - used_by_uses_steps <= mapped
     assert set(meta["outputs"]) >= {"verdict", "verdict-id", "high", "medium", "low", "report-path", "sarif-path", "check-run-url"}
     assert meta["inputs"]["github-token"]["default"] == "${{ github.token }}"
+
+
+def test_upload_report_uploads_both_reports_as_an_artifact() -> None:
+    meta = yaml.safe_load((ROOT / "action.yml").read_text())
+    [upload] = [step for step in meta["runs"]["steps"] if step.get("uses", "").startswith("actions/upload-artifact@")]
+    assert meta["inputs"]["upload-report"]["default"] == "false"
+    assert upload["if"] == "inputs.upload-report == 'true' && steps.review.outputs.report-path != ''"
+    assert upload["with"]["path"].splitlines() == ["${{ steps.review.outputs.report-path }}",
+                                                   "${{ steps.review.outputs.sarif-path }}"]
+    assert upload["continue-on-error"] is True  # advisory, like the rest
+    assert "${{ strategy.job-index }}" in upload["with"]["name"]  # matrix legs do not collide
 
 
 def test_pull_request(upstream, fake, tmp_path: Path) -> None:

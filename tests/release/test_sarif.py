@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
+import yaml
 from jsonschema import Draft4Validator
 
 from pr_review import __version__
@@ -72,3 +73,14 @@ def test_results_carry_the_fingerprint_code_scanning_uses(sarif: dict) -> None:
     assert all(h.rsplit(":", 1)[1].isdigit() for h in hashes)
     for result in run["results"]:
         assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+
+
+def test_the_example_workflow_uploads_the_sarif_to_code_scanning() -> None:
+    workflow = yaml.safe_load((Path(__file__).resolve().parents[2] / ".github/workflows/pr-review.yml").read_text())
+    job = workflow["jobs"]["review"]
+    assert job["permissions"]["security-events"] == "write"
+    review = next(step for step in job["steps"] if step.get("id") == "review")
+    [upload] = [step for step in job["steps"] if step.get("uses", "").startswith("github/codeql-action/upload-sarif@")]
+    assert upload["with"]["sarif_file"] == f"${{{{ steps.{review['id']}.outputs.sarif-path }}}}"
+    assert "head.repo.full_name == github.repository" in upload["if"]  # a fork's token cannot upload
+    assert review["with"]["upload-report"] is True
