@@ -49,6 +49,18 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"])
     stats.add_argument("--all-commits", action="store_true",
                        help="count every first-parent commit, not only those whose subject ends in (#N)")
+
+    ci = sub.add_parser("ci", help="review a GitHub PR with its CI failures classified (token: GITHUB_TOKEN)")
+    ci.add_argument("--repo", required=True, help="OWNER/NAME on GitHub (API: GITHUB_API_URL)")
+    ci.add_argument("--pr", type=int, required=True, help="pull-request number")
+    ci.add_argument("--checkout", default=".", help="local clone to fetch the PR's commits into (default: .)")
+    ci.add_argument("--workflows", default="", help="comma-separated workflow names or files (default: all)")
+    ci.add_argument("--window-hours", type=int, default=48, help="base-branch runs compared, ± hours (default: 48)")
+    ci.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], help="override auto-detection")
+    ci.add_argument("--notify-owners", action="store_true", help="@-mention core-file owners in Markdown")
+    ci.add_argument("--format", choices=["text", "markdown", "json", "sarif"], default="text")
+    ci.add_argument("--language", choices=["en", "zh"], default="en", help="Markdown language")
+    ci.add_argument("--output", help="write the report here instead of stdout")
     return parser
 
 
@@ -63,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "review":
             return _review(args)
+        if args.command == "ci":
+            return _ci(args)
         if args.command == "demo":
             from .demo import run_demo
             return run_demo(sys.stdout)
@@ -119,6 +133,23 @@ def _review(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ci(args: argparse.Namespace) -> int:
+    from .ci.command import CIArgs, CIUsageError, classify_pr
+
+    try:
+        report = classify_pr(CIArgs(args.repo, args.pr, args.checkout,
+                                    tuple(w.strip() for w in args.workflows.split(",") if w.strip()),
+                                    args.window_hours, args.profile, args.notify_owners))
+    except CIUsageError as exc:
+        raise UsageError(str(exc)) from exc
+    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty())
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 def render(report, fmt: str, language: str = "en", color: bool = False) -> str:
     from .catalog import load_catalog
     from .report.render import render_json, render_markdown, render_text
@@ -142,7 +173,7 @@ def _rules(args: argparse.Namespace) -> int:
     for rule in sorted(catalog.rules.values(), key=lambda r: (r.group, r.id)):
         if rule.applies_to(profile.name):
             code = rule.code_for(profile.name, profile.code_fallback)
-            print(f"{rule.id:34} {code:6} {rule.severity:6} {rule.title}")
+            print(f"{rule.id:34} {code:6} {rule.severity:6} {rule.stage:7} {rule.title}")
     return 0
 
 

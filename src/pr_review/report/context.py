@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..catalog import Catalog, Rule
 from ..model import Report
+from .escape import safe_text
 
 
 def format_rule(rule: Rule, code: str) -> str:
@@ -17,6 +18,8 @@ def format_rule(rule: Rule, code: str) -> str:
         f"{rule.title}",
         f"  id: {rule.id}   code: {code}   codes: {codes}",
         f"  group: {rule.group}   default severity: {rule.severity}   decided by: {rule.detector}",
+        f"  stage: {rule.stage}" + (f" (measured {m['true']}/{m['read']} true on {m['corpus']}, {m['date']})"
+                                    if (m := rule.measurement) else " (not annotated until measured ≥ 85 % true)"),
         "",
         f"What: {rule.summary}",
         f"Fires on: {rule.trigger}",
@@ -37,7 +40,7 @@ def write_context(report: Report, catalog: Catalog, directory: Path) -> list[Pat
 
     def put(name: str, lines: list[str]) -> None:
         path = directory / name
-        path.write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+        path.write_text(safe_text("\n".join(lines).rstrip("\n")) + "\n", encoding="utf-8")
         written.append(path)
 
     blocks: list[str] = [f"# Rules derived for {report.merge_base[:12]}..{report.head_sha[:12]} "
