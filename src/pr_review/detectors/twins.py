@@ -122,3 +122,178 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                     tag="inferred",
                     evidence=[Evidence(f.old_path or f.path, base_line, text.strip(), side="base")],
                 )
+
+
+# ------------------------------------------------------------------------------ twin-divergence
+
+# What copies get wrong (aiter#4113: the forward copy kept int32 offsets, the backward used int64):
+# a 64-bit widening, a mask, a bounds `other=`, a barrier. A twin that has fewer of one of these in a
+# block it rewrote from the source is the asymmetry to name.
+SAFETY_MARKERS = {
+    "a 64-bit widening": re.compile(r"\bu?int64(_t)?\b|\blong\b|\bsize_t\b|\bi64\b"),
+    "a mask": re.compile(r"\bmask\s*="),
+    "an `other=` fill": re.compile(r"\bother\s*="),
+    "a barrier": re.compile(r"__syncthreads|\bbarrier\s*\(|s_barrier|debug_barrier"),
+    "a bounds check": re.compile(r"\bif\s*\(?[^:]*<\s*\w+|\bassert\b|TORCH_CHECK|AITER_CHECK"),
+}
+MIN_TWIN_LINES = 20
+TWIN_SHARE = 0.6
+MAX_CANDIDATES = 150
+
+
+def _substantive(lines: list[str]) -> list[str]:
+    return [s for s in (_squash(t) for t in lines) if len(s) >= 12 and not TRIVIAL_LINE.match(s)]
+
+
+def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str]) -> tuple[str, float] | None:
+    """The existing file (same extension, same or parent directory) holding most of the new file's
+    substantive lines, with the share it holds."""
+    mine = _substantive(lines)
+    if len(mine) < MIN_TWIN_LINES:
+        return None
+    suffix = f.path.rsplit(".", 1)[-1]
+    directory = f.path.rsplit("/", 1)[0] if "/" in f.path else ""
+    parent = directory.rsplit("/", 1)[0] if "/" in directory else directory
+    candidates = [p for p in review.source.files("base", (parent,) if parent else ()) if p.endswith("." + suffix)
+                  and p != f.path][:MAX_CANDIDATES]
+    best: tuple[str, float] | None = None
+    for path in candidates:
+        theirs = set(_substantive(review.source.lines(path, "base")))
+        if not theirs:
+            continue
+        share = sum(1 for s in mine if s in theirs) / len(mine)
+        if share >= TWIN_SHARE and (best is None or share > best[1]):
+            best = (path, share)
+    return best
+
+
+def _asymmetries(source: list[str], copy: list[str]) -> Iterator[tuple[int, str, int, str]]:
+    """(copy line, what the copy lacks, source line, source text) for blocks the copy rewrote from
+    the source and in which it lost a safety marker the source block has."""
+    matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op != "replace":
+            continue
+        theirs, mine = "\n".join(source[a1:a2]), "\n".join(copy[b1:b2])
+        for what, marker in SAFETY_MARKERS.items():
+            lost = len(marker.findall(theirs)) - len(marker.findall(mine))
+            if lost > 0:
+                src_line = next(i for i in range(a1, a2) if marker.search(source[i]))
+                yield b1 + 1, what, src_line + 1, source[src_line].strip()
+
+
+@detector("twin-divergence")
+def twin_divergence(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed("python", "cpp", include_tests=False):
+        if not f.is_new:
+            continue
+        lines = review.source.lines(f.path)
+        found = _copy_source(review, f, lines)
+        if found is None:
+            continue
+        source_path, share = found
+        source_lines = review.source.lines(source_path, "base")
+        asymmetries = list(_asymmetries(source_lines, lines))
+        if not asymmetries:
+            continue  # a faithful copy: the finding is the asymmetry, not the copy
+        line, what, src_line, src_text = asymmetries[0]
+        more = "; ".join(f"line {a} lacks {w} (source line {s})" for a, w, s, _ in asymmetries[1:4])
+        yield Finding(
+            rule="twin-divergence", path=f.path, line=line,
+            problem=f"`{f.path}` is a copy of `{source_path}` ({share:.0%} of its substantive lines are there), "
+                    f"and this block, rewritten from the source, lacks {what} the source has at line {src_line} "
+                    f"(`{src_text[:90]}`)" + (f"; also {more}" if more else "") + ".",
+            impact="One twin keeps an assumption the other dropped (int32 versus int64 offsets, a missing mask "
+                   "or barrier) and computes wrong results only on its own path.",
+            action="Reviewer should compare the twins block by block and ask the author to justify each "
+                   "asymmetry, or to factor the shared code so it cannot drift.",
+            tag="inferred",
+            evidence=[Evidence(source_path, src_line, src_text[:120], side="base")],
+        )
+
+
+# ------------------------------------------------------------------------------ D5
+
+MIN_BLOCK = 8
+PY_KEYWORDS = frozenset(__import__("keyword").kwlist)
+
+
+def _shape(line: str) -> str:
+    """A line with identifiers masked: the token shape two renamed copies share."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return re.sub(r"[A-Za-z_]\w*", "ID", _squash(line))
+    out = []
+    for tok in tokens:
+        if tok.type == tokenize.NAME and tok.string not in PY_KEYWORDS:
+            out.append("ID")
+        elif tok.type in (tokenize.NEWLINE, tokenize.NL, tokenize.ENDMARKER, tokenize.COMMENT, tokenize.INDENT,
+                          tokenize.DEDENT):
+            continue
+        else:
+            out.append(tok.string)
+    return " ".join(out)
+
+
+def _added_runs(f: ChangedFile, code: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """Runs of consecutive added code lines (blank and comment lines do not break a run)."""
+    runs: list[list[tuple[int, str]]] = []
+    last = None
+    for n, t in code:
+        if last is not None and all(i in f.added_lines for i in range(last + 1, n)):
+            runs[-1].append((n, t))
+        else:
+            runs.append([(n, t)])
+        last = n
+    return [r for r in runs if len(r) >= MIN_BLOCK]
+
+
+def _common_block(a: list[tuple[int, str]], b: list[tuple[int, str]]) -> tuple[int, int, int] | None:
+    """(start in a, start in b, length) of the longest run of lines with the same token shape."""
+    sa, sb = [_shape(t) for _, t in a], [_shape(t) for _, t in b]
+    match = SequenceMatcher(None, sa, sb, autojunk=False).find_longest_match(0, len(sa), 0, len(sb))
+    if match.size < MIN_BLOCK:
+        return None
+    block = sa[match.a:match.a + match.size]
+    if sum(1 for s in block if len(s.split()) >= 6) < MIN_BLOCK // 2:
+        return None  # mostly short lines (`ID = ID`, calls with one argument): boilerplate, not a formula
+    return match.a, match.b, match.size
+
+
+@detector("backbone-verbatim-duplication")
+def backbone_verbatim_duplication(review: ReviewInput) -> Iterable[Finding]:
+    core = {c.path for c in review.evidence.get("backbone") or [] if c.tier in (1, 2)}
+    runs = {}
+    for f in review.changed("python", "cpp", include_tests=False):
+        if f.path in core:
+            code = review.code.get(f.path)
+            found = _added_runs(f, code.added if code else f.added)
+            if found:
+                runs[f.path] = (f, found)
+    paths = sorted(runs)
+    for i, first in enumerate(paths):
+        for second in paths[i + 1:]:
+            best = None
+            for a in runs[first][1]:
+                for b in runs[second][1]:
+                    common = _common_block(a, b)
+                    if common and (best is None or common[2] > best[4]):
+                        best = (a, b, common[0], common[1], common[2])
+            if best is None:
+                continue
+            a, b, start_a, start_b, size = best
+            line_a, line_b = a[start_a][0], b[start_b][0]
+            renamed = sum(1 for k in range(size) if _squash(a[start_a + k][1]) != _squash(b[start_b + k][1]))
+            yield Finding(
+                rule="backbone-verbatim-duplication", path=second, line=line_b,
+                problem=f"{size} added lines here have the same token shape as {first}:{line_a}–"
+                        f"{a[start_a + size - 1][0]}" + (f", with only names changed on {renamed} of them"
+                                                          if renamed else ", verbatim")
+                        + "; both files are Tier 1/2 backbone.",
+                impact="Each file has its own invariants: a formula right for one may compute wrong offsets in "
+                       "the other, and the two copies will drift apart.",
+                action="Author must confirm the block was checked against each file's own variables, or factor "
+                       "it into one shared helper.",
+                tag="verified", evidence=[Evidence(first, line_a, a[start_a][1].strip())],
+            )
