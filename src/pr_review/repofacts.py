@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Literal
 
+from .lang.index import index_of
 from .lang.python import dotted_name
 from .profiles import Profile
 from .source import Side, Source
@@ -129,7 +130,7 @@ def env_reads(tree: ast.Module, constants: dict[str, str] | None = None) -> list
     """Every environment read in a module (`os.environ.get(...)`, `os.getenv(...)`, `os.environ[...]`),
     with the variable name, resolving names bound to module-level string constants."""
     out: list[tuple[ast.AST, str]] = []
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         key: ast.AST | None = None
         if isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS and node.args:
             key = node.args[0]

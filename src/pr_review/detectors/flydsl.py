@@ -11,7 +11,8 @@ import ast
 import re
 from typing import Iterable, Iterator
 
-from ..lang.python import dotted_name, node_lines, parent_map
+from ..lang.index import index_of
+from ..lang.python import dotted_name, node_lines
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -45,7 +46,7 @@ def _flydsl_files(review: ReviewInput, needle: str, added_token: str = "") -> It
 
 def _compiler_aliases(tree: ast.Module) -> set[str]:
     out = {"flyc"}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "flydsl.compiler":
@@ -104,9 +105,9 @@ def flydsl_compile_not_called(review: ReviewInput) -> Iterable[Finding]:
     semantics: dict[str, str | None] = {}
     for f, tree in _flydsl_files(review, ".compile("):
         aliases = _compiler_aliases(tree)
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         added = f.added_lines  # type: ignore[attr-defined]
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not _is_compile(node, aliases):
                 continue
             stmt = _statement(node, parents)
@@ -236,7 +237,7 @@ TYPE_ARG = re.compile(r"^(T\.|ir\.)|_ty(pe)?$|Type\.get|^(i|f|bf)\d+$|^vec\w*$")
 
 def _arith_aliases(tree: ast.Module) -> set[str]:
     out = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.ImportFrom) and node.module in ("flydsl.expr", "flydsl"):
             for alias in node.names:
                 if alias.name == "arith":
@@ -282,12 +283,12 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
         aliases = _arith_aliases(tree)
         if not aliases:
             continue
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         added = f.added_lines  # type: ignore[attr-defined]
         base = review.base_python(f)  # type: ignore[attr-defined]
         base_calls = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.Call)} if base else set()
         defs_by_func: dict[int, dict[str, list[ast.expr]]] = {}
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not (isinstance(node, ast.Call) and dotted_name(node.func) in {f"{a}.bitcast" for a in aliases}):
                 continue
             if not _touched(node, added) or _norm(ast.unparse(node)) in base_calls or len(node.args) < 2:

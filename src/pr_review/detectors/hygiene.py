@@ -13,6 +13,7 @@ else:  # the same parser, published as tomli before it joined the standard libra
     import tomli as tomllib
 
 from ..lang import Unparsable
+from ..lang.index import index_of
 from ..lang.python import dotted_name, parse, string_constants
 from ..model import Evidence, Finding
 from . import detector
@@ -37,7 +38,7 @@ def develop_flag(review: ReviewInput) -> Iterable[Finding]:
             continue
         added = f.added_lines
         constants: dict[str, str] | None = None
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not isinstance(node, ast.Call):
                 continue
             flag = next((k for k in node.keywords if k.arg == "develop"), None)
@@ -81,7 +82,7 @@ def develop_flag(review: ReviewInput) -> Iterable[Finding]:
 
 
 def _decorated(tree: ast.Module, call: ast.Call) -> str:
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in node.decorator_list:
             return node.name
     return ""
@@ -345,7 +346,7 @@ def _setup_requires(text: str | None) -> set[str]:
     except Unparsable:
         return set()
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         values: list[ast.AST] = []
         if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require", "setup_requires") or isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and re.search(r"requires?|deps|dependencies", t.id, re.IGNORECASE)
                                                   for t in node.targets):

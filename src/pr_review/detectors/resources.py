@@ -9,7 +9,8 @@ import ast
 import re
 from collections.abc import Iterable
 
-from ..lang.python import FUNCTION_TYPES, dotted_name, parent_map
+from ..lang.index import index_of
+from ..lang.python import FUNCTION_TYPES, dotted_name
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -26,7 +27,7 @@ VIEW_OPS = {"view", "t", "transpose", "permute", "unsqueeze", "squeeze", "as_str
 def _variant_assignments(tree: ast.Module) -> Iterable[tuple[ast.AST, str, str, ast.AST | None, ast.AST]]:
     """(statement, owner text, attribute, value, owner node) for `obj.attr = v`, `setattr(obj, "attr", v)`,
     `obj.register_parameter/buffer("attr", v)`."""
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -88,7 +89,7 @@ def _released(tree: ast.Module, base: str, variant: str, variant_stmt: ast.AST, 
     original not computed from the original itself. Elsewhere: a re-binding to the variant. (Other
     functions assigning `layer.<base> = …` are usually where the weight is created, not freed.)"""
     home = next((a for a in _ancestors(variant_stmt, parents) if isinstance(a, FUNCTION_TYPES)), None)
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if node is variant_stmt or not hasattr(node, "lineno"):
             continue
         if isinstance(node, ast.Delete) and any(isinstance(t, ast.Attribute) and t.attr == base for t in node.targets):
@@ -136,8 +137,8 @@ def weight_variant_double_pin(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False, added_matching=VARIANT_TEXT):
         added = f.added_lines
         base_text = review.base_text(f, "")
-        parents = parent_map(tree)
-        init_funcs = {n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES) and n.name == "__init__"}
+        parents = index_of(tree).parents
+        init_funcs = {n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == "__init__"}
         reported: set[str] = set()
         for stmt, owner, attr, value, _ in _variant_assignments(tree):
             if stmt.lineno not in added or attr in reported:

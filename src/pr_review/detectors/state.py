@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..git.diff import ChangedFile
+from ..lang.index import index_of
 from ..lang.python import (
     FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
 )
@@ -396,21 +397,16 @@ def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 
 def _enclosing(func: ast.AST, target: ast.AST) -> list[ast.AST]:
-    """The chain of nodes from `func` down to (excluding) `target`."""
+    """The chain of nodes from `func` down to (excluding) `target`; [] when `func` does not hold it."""
+    parents = index_of(func).parents
     path: list[ast.AST] = []
-
-    def visit(n: ast.AST) -> bool:
-        for child in ast.iter_child_nodes(n):
-            if child is target:
-                return True
-            path.append(child)
-            if visit(child):
-                return True
-            path.pop()
-        return False
-
-    visit(func)
-    return path
+    node = target
+    while node in parents:
+        node = parents[node]
+        if node is func:
+            return path[::-1]
+        path.append(node)
+    return []
 
 
 def _guarded_apart(func: ast.AST, read: ast.AST, cause: ast.AST) -> bool:
@@ -577,9 +573,9 @@ def _str(node: ast.AST | None) -> str | None:
 
 
 def _ops(tree: ast.Module) -> list[_Op]:
-    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)}
+    defs = {n.name: n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)}
     ops: list[_Op] = []
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, FUNCTION_TYPES):
             for d in node.decorator_list:
                 name = decorator_name(d)
@@ -774,7 +770,7 @@ def _annotation_arity(func: ast.FunctionDef | ast.AsyncFunctionDef) -> int | Non
 
 
 def _fake_pairs(tree: ast.Module) -> list[tuple[_Op, ast.FunctionDef | ast.AsyncFunctionDef]]:
-    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, FUNCTION_TYPES)}
+    defs = {n.name: n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)}
     pairs = []
     for op in _ops(tree):
         if op.fake is not None and isinstance(op.fake, ast.Name) and op.fake.id in defs:
@@ -782,7 +778,7 @@ def _fake_pairs(tree: ast.Module) -> list[tuple[_Op, ast.FunctionDef | ast.Async
     # @<op>.register_fake / torch.library.register_fake("ns::op") on a def
     by_name = {op.real.name: op for op in _ops(tree) if op.kind == "custom_op" and op.real is not None}
     by_qual = {op.qualified: op for op in by_name.values()}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if not isinstance(node, FUNCTION_TYPES):
             continue
         for d in node.decorator_list:

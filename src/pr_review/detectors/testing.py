@@ -7,6 +7,7 @@ import re
 from typing import Iterable
 
 from ..evidence._util import collectable_tests, is_test_file
+from ..lang.index import index_of
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -117,7 +118,7 @@ def test_reference_dtype_promotion(review: ReviewInput) -> Iterable[Finding]:
         low = sorted(set(LOW_PRECISION.findall(text)))
         if not low:
             continue  # the kernel under test runs in fp32: an fp32 reference is the same precision
-        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        functions = [n for n in index_of(tree).nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         ref_vars = _reference_callees(tree)
         compared = _compared_callees(tree)
         lines = text.splitlines()
@@ -164,14 +165,14 @@ def _compared_callees(tree: ast.Module) -> dict[str, int]:
     or `r = ref(...)` … `cmp(r, out.to(torch.float32))` — with the line of that comparison. Upcasting the
     other side shows it is the low-precision kernel output being measured against fp32 math."""
     results: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             for t in node.targets:
                 for e in ast.walk(t):
                     if isinstance(e, ast.Name):
                         results[e.id] = node.value.func.id
     out: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
@@ -205,7 +206,7 @@ def _documents_kernel_precision(lines: list[str], func: ast.AST, line: int) -> b
 def _reference_callees(tree: ast.Module) -> set[str]:
     """Functions whose result is stored in a reference-named variable (`ref_out = my_impl(...)`)."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
             names += [e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)]
@@ -217,7 +218,7 @@ def _reference_callees(tree: ast.Module) -> set[str]:
 def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
     """The caller casts the reference back: `f(...).to(dtype)` or `ref = f(...)` later used as `ref.to(dtype)`."""
     results: set[str] = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_downcast(node) \
                 and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", "") == name:
             return True
@@ -226,7 +227,7 @@ def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
                 results.update(e.id for e in ast.walk(t) if isinstance(e, ast.Name))
     if not results:
         return False
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if _is_downcast(node) and isinstance(node.func.value, ast.Name) and node.func.value.id in results:
             return True
     return False

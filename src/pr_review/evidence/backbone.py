@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
 from ..lang import cpp
+from ..lang.index import index_of
 from ..model import CoreFile
 from . import Artifact, collector
 
@@ -113,7 +114,7 @@ def _enclosing(review: ReviewInput, path: str, side, language: str, lines: set[i
         tree = review.source.python(path, side)
         if tree is None:
             return []
-        spans = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
+        spans = [(n.lineno, n.end_lineno or n.lineno, n.name) for n in index_of(tree).nodes
                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     elif language == "cpp":
         text = review.source.text(path, side)

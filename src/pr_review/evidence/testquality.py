@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..detectors.base import ReviewInput
+from ..lang.index import index_of
 from ..lang.python import dotted_name
 from . import Artifact, collector
 from ._util import is_test_file, short
@@ -145,7 +146,7 @@ def _touched(func: ast.AST, added: set[int]) -> bool:
 
 def _imported_names(tree: ast.Module) -> set[str]:
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.ImportFrom):
             out.update(a.asname or a.name for a in node.names)
     return out

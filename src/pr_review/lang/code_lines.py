@@ -9,6 +9,7 @@ import ast
 import tokenize
 
 from . import Unparsable, cpp
+from .index import index_of
 from .python import tokens
 
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
@@ -35,36 +36,36 @@ def code_lines(text: str, language: str, tree: ast.Module | None = None) -> dict
 def _python(text: str, tree: ast.Module | None) -> dict[int, str] | None:
     if tree is None:
         return None
+    index = index_of(tree)
     docstrings: set[tuple[int, int]] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
+    for kind in (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+        for node in index.of_type(kind):
+            first = node.body[0] if node.body else None
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
                 docstrings.add((first.lineno, first.col_offset))
-    lines = text.splitlines()
-    blanked = [list(line) for line in lines]
+    prose: dict[int, list[tuple[int, int | None]]] = {}  # row → (start, end) columns to blank; None: to the end
     try:
         for tok in tokens(text):
             if tok.type == tokenize.COMMENT or (tok.type == tokenize.STRING and tok.start in docstrings):
-                _blank(blanked, tok.start, tok.end)
+                (srow, scol), (erow, ecol) = tok.start, tok.end
+                for row in range(srow, erow + 1):
+                    prose.setdefault(row, []).append((scol if row == srow else 0, ecol if row == erow else None))
     except Unparsable:
         return None
     out = {}
-    for i, chars in enumerate(blanked, 1):
-        code = "".join(chars).rstrip()
+    for i, line in enumerate(text.splitlines(), 1):
+        code = _blank(line, prose[i]).rstrip() if i in prose else line.rstrip()
         if code.strip():
             out[i] = code
     return out
 
 
-def _blank(lines: list[list[str]], start: tuple[int, int], end: tuple[int, int]) -> None:
-    (srow, scol), (erow, ecol) = start, end
-    for row in range(srow, erow + 1):
-        chars = lines[row - 1]
-        lo = scol if row == srow else 0
-        hi = ecol if row == erow else len(chars)
-        for c in range(lo, min(hi, len(chars))):
+def _blank(line: str, spans: list[tuple[int, int | None]]) -> str:
+    chars = list(line)
+    for lo, hi in spans:
+        for c in range(lo, len(chars) if hi is None else min(hi, len(chars))):
             chars[c] = " "
+    return "".join(chars)
 
 
 def _cpp(text: str) -> dict[int, str]:

@@ -7,6 +7,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
+from .index import index_of
 from .python import dotted_name
 
 TRITON_LANGUAGE = {"triton.language", "triton.experimental.gluon.language"}
@@ -16,7 +17,7 @@ JIT_DECORATORS = {"jit", "autotune", "heuristics"}
 def language_aliases(tree: ast.Module) -> set[str]:
     """Local names bound to `triton.language` (normally `tl`) or Gluon's language (`gl`)."""
     out = {"tl"}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in TRITON_LANGUAGE and alias.asname:
@@ -40,7 +41,7 @@ def is_kernel(func: ast.AST) -> bool:
 
 
 def kernels(tree: ast.Module) -> list[ast.FunctionDef]:
-    return [n for n in ast.walk(tree) if is_kernel(n)]  # type: ignore[misc]
+    return [n for n in index_of(tree).nodes if is_kernel(n)]  # type: ignore[misc]
 
 
 def constexpr_params(func: ast.FunctionDef) -> set[str]:

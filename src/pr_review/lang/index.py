@@ -1,0 +1,86 @@
+"""One parsed Python tree and the tables every detector and evidence collector asks of it.
+
+A review parses each file side once (`Source.python`); `index_of(tree)` then builds, on first use
+and once per tree, what detectors used to rebuild each for itself: the node list in `ast.walk`
+order, the parent map, nodes by type, the function table, call sites by callee name and literals
+by line. Everything is read-only: a detector that changed a tree or a table would change what
+every later detector sees.
+"""
+from __future__ import annotations
+
+import ast
+import weakref
+from collections import defaultdict
+from functools import cached_property
+from typing import Iterator, TypeVar
+
+from .python import SCOPE_TYPES, dotted_name, qualified_functions
+
+Node = TypeVar("Node", bound=ast.AST)
+
+
+class PythonIndex:
+    def __init__(self, tree: ast.AST) -> None:
+        self.tree = tree
+        self._by_type: dict[type, list[ast.AST]] = {}
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """Every node of the tree, in the order `ast.walk` yields them (breadth first)."""
+        return list(ast.walk(self.tree))
+
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        return {child: parent for parent in self.nodes for child in ast.iter_child_nodes(parent)}
+
+    def of_type(self, kind: type[Node]) -> list[Node]:
+        """The nodes of one type (subclasses included), in `ast.walk` order."""
+        if kind not in self._by_type:
+            self._by_type[kind] = [n for n in self.nodes if isinstance(n, kind)]
+        return self._by_type[kind]  # type: ignore[return-value]
+
+    @cached_property
+    def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+        """Every def by qualified name (`Class.method`, `outer.inner`); see `qualified_functions`."""
+        return qualified_functions(self.tree)
+
+    @cached_property
+    def calls_by_name(self) -> dict[str, list[ast.Call]]:
+        """Call sites by the last part of the callee's dotted name (`f` for `f(…)`, `m.f(…)`, `a.b.f(…)`)."""
+        out: dict[str, list[ast.Call]] = defaultdict(list)
+        for call in self.of_type(ast.Call):
+            name = dotted_name(call.func)
+            if name:
+                out[name.rsplit(".", 1)[-1]].append(call)
+        return dict(out)
+
+    def calls_to(self, name: str) -> list[ast.Call]:
+        return self.calls_by_name.get(name, [])
+
+    @cached_property
+    def literals_by_line(self) -> dict[int, list[ast.Constant]]:
+        out: dict[int, list[ast.Constant]] = defaultdict(list)
+        for node in self.of_type(ast.Constant):
+            out[node.lineno].append(node)
+        return dict(out)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        parents = self.parents
+        while node in parents:
+            node = parents[node]
+            yield node
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The innermost function, class or lambda enclosing `node`, else the tree itself."""
+        return next((a for a in self.ancestors(node) if isinstance(a, SCOPE_TYPES)), self.tree)
+
+
+_INDEXES: weakref.WeakKeyDictionary[ast.AST, PythonIndex] = weakref.WeakKeyDictionary()
+
+
+def index_of(tree: ast.AST) -> PythonIndex:
+    """The index of `tree`, built once and kept as long as the tree is."""
+    index = _INDEXES.get(tree)
+    if index is None:
+        index = _INDEXES[tree] = PythonIndex(tree)
+    return index

@@ -1,0 +1,96 @@
+"""The shared per-tree index answers exactly what the detectors used to compute for themselves."""
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from pr_review.lang.index import index_of
+from pr_review.lang.python import qualified_functions
+
+SOURCE = textwrap.dedent('''
+    """Module docstring."""
+    import os
+    from torch import ops as o
+
+    LIMIT = 128
+
+    class Runner:
+        def run(self, x, scale=1.0):
+            y = o.aiter.gemm(x, scale)
+            return helper(y, "fp8")
+
+        class Inner:
+            def run(self):
+                return os.environ.get("AITER_FLAG", "0")
+
+    def helper(y, dtype):
+        def inner(z):
+            return helper(z, dtype)
+        return (lambda v: v + LIMIT)(inner(y))
+''')
+
+
+def tree() -> ast.Module:
+    return ast.parse(SOURCE)
+
+
+def test_nodes_are_ast_walk_order():
+    t = tree()
+    assert index_of(t).nodes == list(ast.walk(t))
+
+
+def test_parents_map_every_child_to_its_parent():
+    t = tree()
+    parents = index_of(t).parents
+    for parent in ast.walk(t):
+        for child in ast.iter_child_nodes(parent):
+            if not isinstance(child, ast.expr_context):  # Load/Store are shared singletons
+                assert parents[child] is parent
+    assert t not in parents
+
+
+def test_of_type_keeps_walk_order_and_subclasses():
+    t = tree()
+    index = index_of(t)
+    assert index.of_type(ast.Call) == [n for n in ast.walk(t) if isinstance(n, ast.Call)]
+    assert index.of_type(ast.stmt) == [n for n in ast.walk(t) if isinstance(n, ast.stmt)]
+
+
+def test_function_table_is_the_qualified_names():
+    t = tree()
+    assert index_of(t).functions == qualified_functions(t)
+    assert set(index_of(t).functions) == {"Runner.run", "Runner.Inner.run", "helper", "helper.inner"}
+
+
+def test_calls_by_callee_name():
+    index = index_of(tree())
+    assert [c.lineno for c in index.calls_to("helper")] == [11, 19]
+    assert [ast.unparse(c.func) for c in index.calls_to("gemm")] == ["o.aiter.gemm"]
+    assert [ast.unparse(c.func) for c in index.calls_to("get")] == ["os.environ.get"]
+    assert index.calls_to("absent") == []
+
+
+def test_literals_by_line():
+    index = index_of(tree())
+    assert [n.value for n in index.literals_by_line[6]] == [128]
+    assert [n.value for n in index.literals_by_line[15]] == ["AITER_FLAG", "0"]
+
+
+def test_scope_of_is_the_innermost_function_class_or_lambda():
+    t = tree()
+    index = index_of(t)
+    functions = index.functions
+    inner_call = index.calls_to("helper")[1]
+    assert index.scope_of(inner_call) is functions["helper.inner"]
+    name_limit = next(n for n in index.of_type(ast.Name) if n.id == "LIMIT" and isinstance(n.ctx, ast.Load))
+    assert isinstance(index.scope_of(name_limit), ast.Lambda)
+    assert index.scope_of(t.body[2]) is t  # `LIMIT = 128` is module level
+
+
+def test_index_is_built_once_per_tree_and_per_subtree():
+    t = tree()
+    assert index_of(t) is index_of(t)
+    func = qualified_functions(t)["helper"]
+    assert index_of(func) is not index_of(t)
+    assert index_of(func).nodes == list(ast.walk(func))
+    assert index_of(tree()) is not index_of(t)  # another parse is another tree
