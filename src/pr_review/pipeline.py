@@ -9,12 +9,10 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from . import __version__
 from .catalog import Catalog, load_catalog, load_rules
-from .ci import CIRequest, CIResult
-from .ci import run as run_ci
 from .config import CONFIG_PATH, RepoConfig, parse_config
 from .derivation import Facts, derive
 from .detectors import ReviewInput, all_detectors
@@ -26,6 +24,9 @@ from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_
 from .profiles import Profile, detect_profile, load_profiles
 from .source import Source
 from .triage import triage as run_triage
+
+if TYPE_CHECKING:  # the CI stage loads the GitHub client, which costs more than a small review
+    from .ci import CIRequest, CIResult
 
 REPORT_SCHEMA = 1
 # Most source files one review parses; a larger PR (vendored trees, mass renames) keeps the files
@@ -264,8 +265,10 @@ def review(request: ReviewRequest) -> Report:
             apply_verdicts(checklist, findings, decided, files, ctx.catalog, bool((request.pr.body or "").strip()))
             annotated = [f for f in findings if ctx.catalog.rules[f.rule].annotates]
             preview = [f for f in findings if not ctx.catalog.rules[f.rule].annotates]
-        ci = CIResult()
+        ci: CIResult | None = None
         if request.ci is not None:
+            from .ci import run as run_ci
+
             with timer.stage("ci"):
                 ci = run_ci(request.ci, ctx.head_sha, files, ctx.profile, ctx.repo, ctx.merge_base,
                             lambda path: ctx.source.text(path, "base"))
@@ -282,12 +285,12 @@ def review(request: ReviewRequest) -> Report:
             head_sha=ctx.head_sha, pr=request.pr, summary=describe(files),
             runtime_surface=tri.runtime_surface, runtime_reason=tri.runtime_reason, stale=tri.stale.message if tri.stale else None,
             findings=annotated, preview_findings=preview, checklist=checklist,
-            core_files=artifacts["backbone"].data if "backbone" in artifacts else [], ci=ci.verdicts, not_checked=_dedupe(not_checked),
+            core_files=artifacts["backbone"].data if "backbone" in artifacts else [], ci=ci.verdicts if ci else [], not_checked=_dedupe(not_checked),
             notes=ctx.notes, evidence={name: a.lines for name, a in artifacts.items()},
             relevance=tri.relevance.level if tri.relevance else None,
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
-            timings=timer.timings, ci_notes=ci.notes, owners=ci.owners,
+            timings=timer.timings, ci_notes=ci.notes if ci else [], owners=ci.owners if ci else [],
             repo_url=request.repo_url or web_url(ctx.repo, request.remote),
         )
     finally:

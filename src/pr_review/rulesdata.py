@@ -4,10 +4,12 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from jsonschema import Draft202012Validator
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 
 def rules_root() -> Path:
@@ -24,6 +26,10 @@ class DataError(Exception):
 
 @lru_cache(maxsize=None)
 def validator(name: str) -> Draft202012Validator:
+    # imported here: jsonschema costs more to import than a small review costs to run, and only
+    # data that did not ship with the package (a repository's rules) is validated on a review
+    from jsonschema import Draft202012Validator
+
     schema = json.loads((rules_root() / "schema" / f"{name}.schema.json").read_text())
     return Draft202012Validator(schema)
 
@@ -44,8 +50,12 @@ def load_yaml(path: Path) -> Any:
         raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
 
 
-def load_validated(path: Path, schema: str) -> Any:
+def load_validated(path: Path, schema: str, validate: bool = True) -> Any:
+    """The YAML at `path`, checked against `schema` unless `validate` is False: the shipped data,
+    which the data tests validate, is not re-validated on every review."""
     data = load_yaml(path)
+    if not validate:
+        return data
     errors = schema_errors(data, schema, str(path))
     if errors:
         raise DataError("\n".join(errors))

@@ -1,0 +1,49 @@
+"""Shipped data is validated by the tests, not on every review; a repository's own data still is;
+a review does not import what only other commands need."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pr_review.catalog import load_catalog, load_rules
+from pr_review.profiles import load_profiles
+from pr_review.rulesdata import DataError, rules_root
+
+
+def test_shipped_catalog_and_profiles_pass_the_loaders_validation():
+    validated = load_catalog(validate_shipped=True)
+    assert validated.rules.keys() == load_catalog().rules.keys()
+    assert load_profiles(rules_root() / "profiles").keys() == load_profiles().keys()
+
+
+def test_a_repository_rule_is_still_validated(tmp_path: Path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "my-rule.yml").write_text("id: my-rule\ngroup: mine\nseverity: extreme\n", encoding="utf-8")
+    with pytest.raises(DataError, match="my-rule.yml"):
+        load_rules(tmp_path)
+
+
+def test_a_profile_directory_given_explicitly_is_validated(tmp_path: Path):
+    (tmp_path / "generic.yml").write_text("name: generic\nunknown_key: 1\n", encoding="utf-8")
+    with pytest.raises(DataError, match="generic.yml"):
+        load_profiles(tmp_path)
+
+
+def test_a_local_review_imports_no_schema_template_or_http_library(tmp_path: Path):
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    script = textwrap.dedent(f"""
+        import sys
+        from pr_review.cli import main
+        main(["review", "--repo", {str(repo)!r}, "--base", "main", "--head", "pr", "--format", "json",
+              "--output", {str(tmp_path / "report.json")!r}])
+        print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
+    assert out.strip() == "[]"
+    assert (tmp_path / "report.json").read_text(encoding="utf-8").startswith("{")
