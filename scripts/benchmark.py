@@ -1,30 +1,141 @@
 #!/usr/bin/env python3
-"""Review every first-parent commit of a range as a PR (parent..commit) and report speed.
+"""Review first-parent commits of a repository as PRs (parent..commit), one whole process each,
+and report the CPU time each review costs.
 
-    python scripts/benchmark.py --repo /tmp/aiter --count 100 [--jsonl findings.jsonl]
+    python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 --jsonl after.jsonl \
+        --baseline before.jsonl
 
-Prints p50/p95/max seconds per review and the process's peak memory. With --jsonl, writes one
-line per reviewed commit (findings, derived rules, families) for precision sampling.
+Each review runs `python -m pr_review review --format json` in its own process; its CPU time is
+the child's user + sys (load from other processes on the machine does not inflate it), its
+memory the child's peak RSS. Reviews run in parallel (`--jobs`, default: every core). Prints
+p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
+commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
+review (times, findings, derived rules, notes); with --baseline, compares findings against such
+a file and prints every difference.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
 
-from pr_review.model import PRInfo
-from pr_review.pipeline import ReviewRequest, review
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    subject: str
+    largest: bool = False  # one of the largest by changed lines, reported one by one
 
 
-def commits(repo: str, rev_range: str | None, count: int) -> list[tuple[str, str]]:
-    args = ["git", "-C", repo, "log", "--first-parent", "--format=%H%x09%s", f"-{count}"]
-    args.append(rev_range or "HEAD")
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
-    return [tuple(line.split("\t", 1)) for line in out.splitlines() if "\t" in line]  # type: ignore[misc]
+def first_parent_log(repo: str, rev: str, count: int, *extra: str) -> str:
+    return subprocess.run(["git", "-C", repo, "log", "--first-parent", f"-{count}", *extra, rev],
+                          check=True, capture_output=True, text=True, errors="replace").stdout
+
+
+def recent_commits(repo: str, rev: str, count: int) -> list[Commit]:
+    out = first_parent_log(repo, rev, count, "--format=%H%x09%s")
+    return [Commit(*line.split("\t", 1)) for line in out.splitlines() if "\t" in line]
+
+
+def largest_commits(repo: str, rev: str, among: int, keep: int) -> list[Commit]:
+    """The `keep` commits with the most changed lines (against the first parent) of the last `among`."""
+    out = first_parent_log(repo, rev, among, "--diff-merges=first-parent", "--numstat", "--format=@%H%x09%s")
+    sizes: dict[Commit, int] = {}
+    current = None
+    for line in out.splitlines():
+        if line.startswith("@"):
+            current = Commit(*line[1:].split("\t", 1), largest=True)
+            sizes[current] = 0
+        elif current is not None and line.count("\t") >= 2:
+            added, removed = line.split("\t")[:2]
+            sizes[current] += (int(added) if added.isdigit() else 0) + (int(removed) if removed.isdigit() else 0)
+    return sorted(sizes, key=lambda c: -sizes[c])[:keep]
+
+
+def child_environment() -> dict[str, str]:
+    """Children byte-compile into a private cache, as an installed package is: without it (say
+    PYTHONDONTWRITEBYTECODE=1 in the caller's environment) every review would compile every
+    module from source and measure that instead."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir(), "pr-review-benchmark-pycache"))
+    return env
+
+
+def review_one(repo: str, commit: Commit, profile: str | None) -> dict:
+    """One whole-process review; the row holds its CPU time, peak RSS and findings, or its error."""
+    cmd = [sys.executable, "-m", "pr_review", "review", "--repo", repo, "--base", f"{commit.sha}^1",
+           "--head", commit.sha, "--title", commit.subject, "--format", "json", "--remote", "none"]
+    if profile:
+        cmd += ["--profile", profile]
+    row: dict = {"sha": commit.sha, "subject": commit.subject, "largest": commit.largest}
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_environment())
+        # wait4 rather than wait(): it returns this child's own resource usage
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        row["wall"] = round(time.perf_counter() - start, 3)
+        row["cpu"] = round(usage.ru_utime + usage.ru_stime, 3)
+        row["rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
+    if child.returncode != 0:
+        row["error"] = f"exit {child.returncode}: {stderr.strip()[-500:]}"
+        return row
+    try:
+        report = json.loads(stdout)
+    except ValueError as exc:
+        row["error"] = f"output is not JSON: {exc}"
+        return row
+    row.update({
+        "files": report["stats"]["files"], "families": report["stats"]["families"],
+        "derived": [c["rule"] for c in report["checklist"]],
+        "findings": sorted(
+            ({"rule": f["rule"], "path": f["path"], "line": f["line"], "severity": f["severity"],
+              "problem": f["problem"]} for f in report["findings"] + report.get("preview_findings", [])),
+            key=lambda f: (f["path"], f["line"] or 0, f["rule"], f["problem"])),
+        "not_checked": len(report["not_checked"]),
+        "notes": report["notes"],
+        "timings": report.get("timings", {}),
+        "broken": [n for n in report["notes"] if n.startswith(("detector ", "evidence ")) and "failed" in n],
+    })
+    return row
+
+
+def progress(done: int, total: int, failed: int) -> None:
+    width = 30
+    filled = width * done // total
+    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
+                     + (f" ({failed} failed)" if failed else ""))
+    if done == total:
+        sys.stderr.write("\n")
+    sys.stderr.flush()
+
+
+def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int) -> list[dict]:
+    rows: list[dict] = []
+    bar = sys.stderr.isatty()
+    review_one(repo, commits[0], profile)  # untimed: fills the byte-code cache
+    with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
+        futures = [pool.submit(review_one, repo, c, profile) for c in commits]
+        for future in as_completed(futures):
+            row = future.result()
+            rows.append(row)
+            if bar:
+                progress(len(rows), len(commits), sum(1 for r in rows if "error" in r))
+            elif "error" in row:
+                print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
+    order = {c.sha: i for i, c in enumerate(commits)}
+    return sorted(rows, key=lambda r: order[r["sha"]])
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -32,58 +143,84 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
+def summarize(rows: list[dict]) -> list[str]:
+    lines = []
+    recent = [r for r in rows if not r["largest"] and "error" not in r]
+    if recent:
+        cpu = [r["cpu"] for r in recent]
+        slowest = max(recent, key=lambda r: r["cpu"])
+        lines.append(f"{len(recent)} recent commits, CPU s: p50 {statistics.median(cpu):.2f}  "
+                     f"p95 {percentile(cpu, 0.95):.2f}  max {slowest['cpu']:.2f} ({slowest['sha'][:10]})  "
+                     f"mean {statistics.mean(cpu):.2f}")
+        lines.append(f"  wall s (noisy on a shared machine): p50 {statistics.median(r['wall'] for r in recent):.2f}  "
+                     f"peak RSS {max(r['rss_mb'] for r in recent):.0f} MB")
+    for r in rows:
+        if r["largest"] and "error" not in r:
+            lines.append(f"largest {r['sha'][:10]}: {r['cpu']:.2f} s CPU, {r['rss_mb']:.0f} MB, "
+                         f"{r['files']} files — {r['subject'][:60]}")
+    failed = [r for r in rows if "error" in r]
+    if failed:
+        lines.append(f"{len(failed)} review(s) failed: " + ", ".join(r["sha"][:10] for r in failed))
+    broken = sum(len(r.get("broken", [])) for r in rows)
+    if broken:
+        lines.append(f"WARNING: {broken} detector/evidence failure(s); see the notes in --jsonl output")
+    return lines
+
+
+def compare(rows: list[dict], baseline_path: str) -> list[str]:
+    """Every difference in findings (and failures) between this run and a saved --jsonl baseline."""
+    baseline = {}
+    for line in Path(baseline_path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            baseline[row["sha"]] = row
+    diffs = []
+    for row in rows:
+        before = baseline.get(row["sha"])
+        if before is None:
+            diffs.append(f"{row['sha'][:10]}: not in the baseline")
+            continue
+        if ("error" in before) != ("error" in row):
+            diffs.append(f"{row['sha'][:10]}: failed {'before' if 'error' in before else 'now'}: "
+                         f"{before.get('error') or row.get('error')}")
+            continue
+        if "error" in row:
+            continue
+        old = {json.dumps(f, sort_keys=True) for f in before["findings"]}
+        new = {json.dumps(f, sort_keys=True) for f in row["findings"]}
+        for f in sorted(old - new):
+            diffs.append(f"{row['sha'][:10]}: - {f}")
+        for f in sorted(new - old):
+            diffs.append(f"{row['sha'][:10]}: + {f}")
+    return diffs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True)
-    parser.add_argument("--range", dest="rev_range", help="rev or range for git log (default HEAD)")
-    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--rev", default="HEAD", help="where the first-parent history starts (default HEAD)")
+    parser.add_argument("--count", type=int, default=60, help="review the last N first-parent commits")
+    parser.add_argument("--largest", type=int, default=0, help="also review the N largest by changed lines …")
+    parser.add_argument("--largest-of", type=int, default=300, help="… among the last M first-parent commits")
     parser.add_argument("--profile")
-    parser.add_argument("--jsonl", help="write per-commit findings here")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="reviews at once (default: all cores)")
+    parser.add_argument("--jsonl", help="write one row per review here (a baseline for --baseline)")
+    parser.add_argument("--baseline", help="compare findings with this earlier --jsonl and print differences")
     args = parser.parse_args()
 
-    times: list[tuple[float, str]] = []
-    sink = open(args.jsonl, "w", encoding="utf-8") if args.jsonl else None
-    failures = 0
-    broken = 0  # detector/evidence crashes the pipeline survived; they must not pass for "found nothing"
-    for sha, subject in commits(args.repo, args.rev_range, args.count):
-        start = time.perf_counter()
-        try:
-            report = review(ReviewRequest(repo_dir=args.repo, base=f"{sha}^1", head=sha, remote=None,
-                                          profile=args.profile, pr=PRInfo(title=subject)))
-        except Exception as exc:  # measured, reported, never hidden
-            failures += 1
-            print(f"{sha[:10]} FAILED: {type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        elapsed = time.perf_counter() - start
-        times.append((elapsed, sha))
-        broken += sum(1 for n in report.notes if n.startswith(("detector ", "evidence ")) and "failed" in n)
-        if sink:
-            sink.write(json.dumps({
-                "sha": sha, "subject": subject, "seconds": round(elapsed, 3),
-                "files": report.stats["files"], "families": report.stats["families"],
-                "derived": [c.rule for c in report.checklist],
-                "core_files": [[c.path, c.tier, c.status] for c in report.core_files],
-                "runtime": report.runtime_surface,
-                "findings": [{"rule": f.rule, "path": f.path, "line": f.line, "severity": f.severity,
-                              "problem": f.problem} for f in report.findings],
-                "not_checked": len(report.not_checked),
-                "notes": report.notes,
-            }) + "\n")
-    if sink:
-        sink.close()
-    if not times:
-        print("no commit reviewed")
-        return 1
-    seconds = [t for t, _ in times]
-    slowest = max(times)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"reviewed {len(times)} commits ({failures} failed) of {args.repo}")
-    print(f"p50 {statistics.median(seconds):.3f}s  p95 {percentile(seconds, 0.95):.3f}s  "
-          f"max {slowest[0]:.3f}s ({slowest[1][:10]})  mean {statistics.mean(seconds):.3f}s")
-    print(f"peak memory {peak_mb:.0f} MB (whole process)")
-    if broken:
-        print(f"WARNING: {broken} detector/evidence failure(s); see the notes in --jsonl output")
-    return 0
+    commits = recent_commits(args.repo, args.rev, args.count)
+    if args.largest:
+        commits += largest_commits(args.repo, args.rev, args.largest_of, args.largest)
+    rows = run_all(args.repo, commits, args.profile, max(1, args.jobs))
+    if args.jsonl:
+        with open(args.jsonl, "w", encoding="utf-8") as sink:
+            sink.writelines(json.dumps(r) + "\n" for r in rows)
+    print("\n".join(summarize(rows)))
+    if args.baseline:
+        diffs = compare(rows, args.baseline)
+        print("findings identical to the baseline" if not diffs
+              else f"{len(diffs)} difference(s) from the baseline:\n" + "\n".join(diffs))
+    return 0 if rows and not any("error" in r for r in rows) else 1
 
 
 if __name__ == "__main__":
