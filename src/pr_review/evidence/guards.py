@@ -367,10 +367,19 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if reworded:
         fate.fate, fate.where, fate.new_text = "moved", reworded[0], reworded[1]
         return fate
+    neighbour = _checked_by_neighbour(review, f, g) if f.language == "python" and func_exists else None
+    if neighbour is not None:
+        fate.fate, fate.where, fate.new_text, fate.evidence = "moved", neighbour[0], neighbour[1], [neighbour[2]]
+        return fate
 
-    # 3a. a NotImplementedError guard exists to be deleted once the case is implemented.
+    # 3a. a NotImplementedError guard exists to be deleted once the case is implemented; a "not supported"
+    #     rejection whose subject the PR's new code in the same function now handles was implemented too.
     if g.exc == "NotImplementedError":
         fate.fate = "implemented"
+        return fate
+    implementation = _implemented(f, g, body, _function_span(review, f, g.function, "head")[1]) if body else ""
+    if implementation:
+        fate.fate, fate.evidence = "implemented", [implementation]
         return fate
 
     # 3. handled on head: a None-check whose subject head treats as optional everywhere it is used.
@@ -690,6 +699,147 @@ def _lifted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
         if i in added and any(_uses(s, line) for s in g.subjects) and not PREFILTER.search(line):
             return f"{f.path}:{i}: {short(line.strip(), 100)}"
     return ""
+
+
+UNSUPPORTED = re.compile(r"not (?:yet )?(?:supported|implemented|available)|unsupported|only supports?\b|"
+                         r"does(?: not|n't) support|cannot handle|can't handle", re.IGNORECASE)
+
+
+def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
+    """The deleted check rejected a case as unsupported (its message says so), and a line the PR adds to the
+    same function now works with what it checked: the PR implements the case instead of rejecting it."""
+    if g.kind not in ("if-raise", "raise", "assert") or not UNSUPPORTED.search(g.message) or not g.subjects:
+        return ""
+    added = f.added_lines
+    for n, line in enumerate(body.splitlines(), start):
+        code = line.split("#", 1)[0]
+        if n in added and any(_uses(s, code) for s in g.subjects) and not PREFILTER.search(code) \
+                and not CONDITION_LINE.match(code):
+            return f"{f.path}:{n}: {short(line.strip(), 100)}"
+    return ""
+
+
+MAX_NEIGHBOUR_FILES = 40
+
+
+def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, str, str] | None:
+    """The deleted check now holds where the function is called from or where it hands its inputs on: a guard
+    in a caller (a wrapper, the public op) on the arguments it passes, or in the function it delegates to on
+    the parameters it receives. Read on the whole head tree, not only the PR's files, with the call's
+    arguments bound to the callee's parameters so `assert a.dim() == 2; f(a)` covers f's `x.dim() == 2`."""
+    if g.kind not in ("assert", "if-raise", "check") or not g.asserted or not g.function:
+        return None
+    head = _function_index(review, f.path, "head").get(g.function)
+    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    wanted = {_squash(c) for c in _parts(g.asserted, "and")}
+    # delegates: functions this one calls, with their parameters bound to the arguments it passes
+    for call in (n for n in ast.walk(head) if isinstance(n, ast.Call)):
+        target = _definition(review, f.path, dotted_name(call.func))
+        if target is None:
+            continue
+        path, qualname, func = target
+        binding = _bind(call, func)
+        checks = _function_guards(review, path, qualname)
+        if checks and wanted <= _conjuncts(checks, binding):
+            h = next(h for h in checks if _conjuncts([h], binding) & wanted)
+            return f"{path}:{h.line}", h.text, f"checked in `{func.name}`, which `{head.name}` calls"
+    # callers: every call of this function in the head tree, with its parameters bound to the caller's values
+    name = head.name
+    paths = [p for p, _, _ in review.source.grep(rf"\b{re.escape(name)}\s*\(", "head", ("*.py",), files_only=True)]
+    for path in paths[:MAX_NEIGHBOUR_FILES]:
+        tree = review.source.python(path)
+        if tree is None:
+            continue
+        for qualname, caller in _function_index(review, path, "head").items():
+            if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is head:
+                continue
+            calls = [n for n in ast.walk(caller) if isinstance(n, ast.Call)
+                     and dotted_name(n.func).rsplit(".", 1)[-1] == name]
+            if not calls:
+                continue
+            checks = _function_guards(review, path, qualname)
+            if not checks:
+                continue
+            found = _conjuncts(checks, {})
+            for call in calls:
+                expected = {_squash(_rewrite(c, _bind(call, head))) for c in _parts(g.asserted, "and")}
+                if expected <= found:
+                    h = next(h for h in checks if _conjuncts([h], {}) & expected)
+                    return f"{path}:{h.line}", h.text, f"checked in `{caller.name}`, which calls `{name}`"
+    return None
+
+
+_MODULE_GUARDS: dict[tuple[str, str], list[Guard]] = {}
+
+
+def _function_guards(review: ReviewInput, path: str, qualname: str) -> list[Guard]:
+    """Condition guards directly in one function of a head-side Python file (each file read once per review)."""
+    key = (review.source.rev("head"), path)
+    if key not in _MODULE_GUARDS:
+        if len(_MODULE_GUARDS) > 256:
+            _MODULE_GUARDS.clear()
+        tree = review.source.python(path)
+        _MODULE_GUARDS[key] = [h for h in python_guards(tree) if h.asserted and h.kind in ("assert", "if-raise", "check")] \
+            if tree is not None else []
+    return [h for h in _MODULE_GUARDS[key] if h.function == qualname]
+
+
+def _conjuncts(checks: list[Guard], binding: dict[str, ast.expr]) -> set[str]:
+    return {_squash(_rewrite(c, binding)) for h in checks for c in _parts(h.asserted, "and")}
+
+
+def _definition(review: ReviewInput, path: str, callee: str) -> tuple[str, str, ast.FunctionDef] | None:
+    """The head-side def a call names: a function of the same module, or one imported with `from m import f`."""
+    if not callee or "." in callee:
+        return None
+    local = _function_index(review, path, "head").get(callee)
+    if isinstance(local, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return path, callee, local  # type: ignore[return-value]
+    tree = review.source.python(path)
+    for node in (tree.body if tree is not None else []):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if (alias.asname or alias.name) != callee:
+                    continue
+                module = ("/".join(path.split("/")[:-node.level]) + "/" if node.level else "") + \
+                    (node.module or "").replace(".", "/")
+                for candidate in (f"{module}.py", f"{module}/__init__.py"):
+                    found = _function_index(review, candidate, "head").get(alias.name) \
+                        if review.source.exists(candidate) else None
+                    if isinstance(found, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        return candidate, alias.name, found  # type: ignore[return-value]
+    return None
+
+
+def _bind(call: ast.Call, func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """Parameter name → the argument expression `call` passes for it."""
+    params = [a.arg for a in func.args.posonlyargs + func.args.args]
+    if params and params[0] in ("self", "cls") and isinstance(call.func, ast.Attribute):
+        params = params[1:]
+    out: dict[str, ast.expr] = {}
+    for param, arg in zip(params, call.args):
+        if isinstance(arg, ast.Starred):
+            break
+        out[param] = arg
+    out.update({k.arg: k.value for k in call.keywords if k.arg})
+    return out
+
+
+def _rewrite(condition: str, binding: dict[str, ast.expr]) -> str:
+    """`condition` with each bound name replaced by the expression bound to it."""
+    if not binding:
+        return condition
+    try:
+        tree = parse_expression(condition)
+    except Unparsable:
+        return condition
+
+    class Substitute(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            return binding.get(node.id, node)
+
+    return _norm(Substitute().visit(tree))
 
 
 def _helper_guard(g: Guard, body: str, heads: dict[str, list[Guard]], added: dict[str, set[int]],
