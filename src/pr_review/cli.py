@@ -32,6 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--remote", default="origin", help="remote to fetch a missing base/head from")
     review.add_argument("--context-out", metavar="DIR",
                         help="also write the derived rules' full text, evidence and tiers for a reviewer")
+    review.add_argument("-v", "--verbose", action="store_true",
+                        help="text format: also print the seconds each stage, detector and evidence collector took")
 
     sub.add_parser("demo", help="review a throw-away repository with real defects and print the result")
 
@@ -125,7 +127,8 @@ def _review(args: argparse.Namespace) -> int:
         from .catalog import load_catalog
         from .report.context import write_context
         write_context(report, load_catalog(), Path(args.context_out))
-    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty())
+    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty(),
+                  verbose=args.verbose)
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     else:
@@ -150,7 +153,7 @@ def _ci(args: argparse.Namespace) -> int:
     return 0
 
 
-def render(report, fmt: str, language: str = "en", color: bool = False) -> str:
+def render(report, fmt: str, language: str = "en", color: bool = False, verbose: bool = False) -> str:
     from .catalog import load_catalog
     from .report.render import render_json, render_markdown, render_text
     from .report.sarif import render_sarif
@@ -161,7 +164,7 @@ def render(report, fmt: str, language: str = "en", color: bool = False) -> str:
         return render_markdown(report, language)
     if fmt == "sarif":
         return render_sarif(report, load_catalog())
-    return render_text(report, color=color and not os.environ.get("NO_COLOR"))
+    return render_text(report, color=color and not os.environ.get("NO_COLOR"), verbose=verbose)
 
 
 def _rules(args: argparse.Namespace) -> int:

@@ -172,6 +172,9 @@ class Report:
     preview_findings: list[Finding] = field(default_factory=list)
     ci_notes: list[str] = field(default_factory=list)  # what the CI classification could not read, and why
     owners: list[Owner] = field(default_factory=list)  # E5: who should sign off a core behaviour change
+    # Seconds per detector and per evidence collector ({"detectors": {name: s}, "evidence": {name: s}}),
+    # so a slow one shows on the PR that made it slow; `timings` holds the stages.
+    step_timings: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def verdict(self) -> str:

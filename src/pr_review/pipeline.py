@@ -142,25 +142,31 @@ def apply_budget(files: list[ChangedFile], budget: int | None = None) -> None:
         f.skipped = f"not analysed: the PR changes {len(source)} source files, over the {budget}-file budget of one review"
 
 
-def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str]) -> tuple[list[Finding], dict[str, str]]:
-    """All detectors whose rules apply to the profile; returns findings and, per decided rule, what was scanned."""
+def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str],
+                  ) -> tuple[list[Finding], dict[str, str], dict[str, float]]:
+    """All detectors whose rules apply to the profile; returns findings, per decided rule what was
+    scanned, and the seconds each detector took."""
     findings: list[Finding] = []
     decided: dict[str, str] = {}
+    seconds: dict[str, float] = {}
     described = bool((review.pr.body or "").strip())
     for det in all_detectors():
         rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)
                  and (described or catalog.rules[r].detector != "text")]  # text rules need text
         if not rules:
             continue
+        start = time.perf_counter()
         try:
             produced = list(det.func(review))
         except Exception as exc:  # one broken detector must not cost the whole review
             notes.append(f"detector {det.name} failed and was skipped: {type(exc).__name__}: {exc}")
             continue
+        finally:
+            seconds[det.name] = round(time.perf_counter() - start, 4)
         findings.extend(produced)
         for rule in rules:
             decided[rule] = det.name
-    return findings, decided
+    return findings, decided, seconds
 
 
 def apply_verdicts(checklist: list[ChecklistItem], findings: list[Finding], decided: dict[str, str],
@@ -257,7 +263,7 @@ def review(request: ReviewRequest) -> Report:
             artifacts = collect(review_input, ctx.notes)
             review_input.evidence = {name: a.data for name, a in artifacts.items()}
         with timer.stage("detectors"):
-            raw, decided = run_detectors(review_input, ctx.catalog, ctx.notes)
+            raw, decided, detector_seconds = run_detectors(review_input, ctx.catalog, ctx.notes)
         with timer.stage("gate"):
             findings = finalize(raw, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
@@ -290,7 +296,9 @@ def review(request: ReviewRequest) -> Report:
             relevance=tri.relevance.level if tri.relevance else None,
             stats={"files": len(files), "families": sorted(fired), "derived_rules": len(checklist),
                    "catalog_rules": len(ctx.catalog.rules)},
-            timings=timer.timings, ci_notes=ci.notes if ci else [], owners=ci.owners if ci else [],
+            timings=timer.timings,
+            step_timings={"detectors": detector_seconds, "evidence": {name: a.seconds for name, a in artifacts.items()}},
+            ci_notes=ci.notes if ci else [], owners=ci.owners if ci else [],
             repo_url=request.repo_url or web_url(ctx.repo, request.remote),
         )
     finally:

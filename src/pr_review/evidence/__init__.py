@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -20,6 +21,7 @@ class Artifact:
     name: str
     lines: list[str]
     data: Any = None
+    seconds: float = 0.0  # what collecting it cost, for the report's timings
 
 
 Collector = Callable[[ReviewInput], Artifact]
@@ -38,9 +40,11 @@ def collect(review: ReviewInput, notes: list[str]) -> dict[str, Artifact]:
         importlib.import_module(f"{__name__}.{info.name}")
     artifacts: dict[str, Artifact] = {}
     for name, func in sorted(COLLECTORS.items()):
+        start = time.perf_counter()
         try:
             artifacts[name] = func(review)
         except Exception as exc:  # an evidence axis that breaks is reported as not checked
             artifacts[name] = Artifact(name, [f"SKIPPED: {type(exc).__name__}: {exc}"])
             notes.append(f"evidence {name} failed: {type(exc).__name__}: {exc}")
+        artifacts[name].seconds = round(time.perf_counter() - start, 4)
     return artifacts

@@ -81,7 +81,18 @@ def render_json(report: Report) -> str:
     return json_safe(json.dumps(report.to_dict(), indent=2, ensure_ascii=False)) + "\n"
 
 
-def render_text(report: Report, color: bool = False) -> str:
+def timing_lines(report: Report) -> list[str]:
+    """Seconds per stage, then per detector and evidence collector, slowest first."""
+    lines = ["Timings (s): " + ", ".join(f"{stage} {s:.2f}" for stage, s in report.timings.items())]
+    for step, seconds in report.step_timings.items():
+        slowest = [(name, s) for name, s in sorted(seconds.items(), key=lambda kv: -kv[1]) if s >= 0.001]
+        quick = len(seconds) - len(slowest)
+        lines.append(f"  {step}: " + ", ".join([f"{name} {s:.3f}" for name, s in slowest]
+                                              + ([f"{quick} more under 1 ms"] if quick else [])))
+    return lines
+
+
+def render_text(report: Report, color: bool = False, verbose: bool = False) -> str:
     lines: list[str] = []
     styles: dict[int, str] = {}  # line index → colour of the whole line, applied after sanitising
 
@@ -135,6 +146,8 @@ def render_text(report: Report, color: bool = False) -> str:
         lines.extend(f"  {n.path}: {n.reason}" for n in report.not_checked)
     lines.extend(f"note: {n}" for n in report.notes)
     total = sum(report.timings.values())
+    if verbose:
+        lines.extend(timing_lines(report))
     lines.append(f"pr-review {report.engine_version}, {total:.2f}s")
     safe = [safe_text(line) for line in lines]  # PR text shows as text, never as a command or an escape
     if color:
