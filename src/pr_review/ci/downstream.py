@@ -97,6 +97,10 @@ def check(files: list[ChangedFile], profile: Profile, head_jobs: list[Job], labe
     if not ops:
         return [], []
     jobs, notes = confirmed_jobs(profile, workflow_text)
+    if not jobs:
+        files_named = ", ".join(item["workflow"] for item in data.get("jobs") or [])
+        return [], [f"None of the downstream workflows the {profile.name} profile names ({files_named}) is in "
+                    f"{WORKFLOWS} with its job and label; downstream coverage (E4) was not checked."]
     downstream_labels = list(profile.data.get("downstream_labels") or [])
     set_labels = [label for label in labels if label in downstream_labels]
     if set_labels:

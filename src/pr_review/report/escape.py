@@ -30,6 +30,14 @@ def markdown_block(text: str, language: str = "") -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
+def markdown_url(url: str) -> str:
+    """A link target: only http(s) URLs (others become `#`), with the characters that end a target encoded."""
+    url = str(url).strip()
+    if not re.match(r"https?://", url):
+        return "#"
+    return "".join(f"%{ord(c):02X}" if c in " ()<>[]`\"" or ord(c) < 32 else c for c in url)
+
+
 def workflow_data(text: str) -> str:
     return str(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
