@@ -1,0 +1,165 @@
+"""contiguity-unchecked (D8): a strided view handed to a compiled op with no contiguity guarantee.
+
+Decided where it can be decided from the code: the tensor passed to an aiter op, a `torch.ops`
+op or a `@compile_ops` function is, in the same function, a view that is not dense — a slice of a
+trailing dimension, a transpose/permute, a split or chunk along a non-leading dimension, an
+expand — with no `.contiguous()` and no `is_contiguous()` check on the way, and the call does not
+pass its strides. A plain parameter handed through is the caller's contract and is not reported.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterable, Iterator
+
+from ..lang.index import index_of
+from ..lang.python import FUNCTION_TYPES, dotted_name, node_lines
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+TRANSPOSES = ("transpose", "permute", "t", "mT", "T", "movedim", "swapaxes", "expand", "as_strided", "diagonal")
+SPLITS = ("split", "chunk", "unbind", "tensor_split")
+NARROWS = ("narrow", "select")
+
+
+def _dim_arg(call: ast.Call, position: int) -> ast.expr | None:
+    for kw in call.keywords:
+        if kw.arg == "dim":
+            return kw.value
+    return call.args[position] if len(call.args) > position else None
+
+
+def _leading(dim: ast.expr | None) -> bool:
+    """dim 0 (or the default): a view along the leading dimension stays dense."""
+    return dim is None or (isinstance(dim, ast.Constant) and dim.value == 0)
+
+
+def strided_view(node: ast.AST) -> str | None:
+    """How `node` makes a non-dense view, or None."""
+    if isinstance(node, ast.Subscript):
+        index = node.slice
+        items = index.elts if isinstance(index, ast.Tuple) else [index]
+        for position, item in enumerate(items):
+            if isinstance(item, ast.Slice) and (position > 0 or item.step is not None):
+                if position > 0 and all(isinstance(i, ast.Slice) and i.lower is None and i.upper is None
+                                        and i.step is None for i in items[position:]):
+                    continue
+                return f"the slice `{ast.unparse(node)[:60]}`"
+            if isinstance(item, ast.Constant) and item.value is Ellipsis and position + 1 < len(items):
+                following = items[position + 1]
+                if isinstance(following, ast.Slice) and (following.lower or following.upper or following.step):
+                    return f"the slice `{ast.unparse(node)[:60]}`"
+        return None
+    if isinstance(node, ast.Attribute) and node.attr in ("T", "mT"):
+        return f"the transpose `{ast.unparse(node)[:60]}`"
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    method = node.func.attr
+    text = ast.unparse(node)[:60]
+    if method in TRANSPOSES:
+        return f"`{text}`"
+    if method in SPLITS and not _leading(_dim_arg(node, 1 if method != "unbind" else 0)):
+        return f"`{text}` (along a non-leading dimension)"
+    if method in NARROWS and not _leading(_dim_arg(node, 0)):
+        return f"`{text}` (along a non-leading dimension)"
+    return None
+
+
+def _compiled_callees(tree: ast.Module) -> set[str]:
+    """Names in this module that call compiled code: imported from aiter, or defined with @compile_ops."""
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "aiter":
+            out.update(a.asname or a.name for a in node.names)
+        elif isinstance(node, FUNCTION_TYPES) and any(
+                dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "compile_ops"
+                for d in node.decorator_list):
+            out.add(node.name)
+    return out
+
+
+def _is_compiled_call(call: ast.Call, callees: set[str]) -> bool:
+    name = dotted_name(call.func)
+    head = name.split(".", 1)[0]
+    return name in callees or head == "aiter" or name.startswith("torch.ops.")
+
+
+def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
+    """Local names bound to a non-dense view (line, how), minus those made dense again."""
+    views: dict[str, tuple[int, str]] = {}
+    for node in ast.walk(func):
+        if not isinstance(node, ast.Assign):
+            continue
+        value = node.value
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                how = strided_view(value)
+                if how:
+                    views[target.id] = (node.lineno, how)
+            elif isinstance(target, ast.Tuple) and isinstance(value, ast.Call):
+                how = strided_view(value)
+                if how and isinstance(value.func, ast.Attribute) and value.func.attr in SPLITS:
+                    for elt in target.elts:
+                        if isinstance(elt, ast.Name):
+                            views[elt.id] = (node.lineno, how)
+    return views
+
+
+def _densified(func: ast.AST, name: str) -> bool:
+    """`.contiguous()` on the name anywhere in the function, or an `is_contiguous()` check of it."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+                "contiguous", "is_contiguous") and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return True
+    return False
+
+
+def _passes_strides(call: ast.Call, name: str) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stride"
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in ast.walk(call))
+
+
+def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, int, str]]:
+    callees = _compiled_callees(tree)
+    index = index_of(tree)
+    for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
+        views = None
+        for call in ast.walk(func):
+            if not isinstance(call, ast.Call) or not any(n in added for n in node_lines(call)):
+                continue
+            if not _is_compiled_call(call, callees):
+                continue
+            if views is None:
+                views = _views(func)
+            for arg in list(call.args) + [k.value for k in call.keywords]:
+                how = strided_view(arg)
+                if how:
+                    yield call, ast.unparse(arg)[:40], call.lineno, how
+                elif isinstance(arg, ast.Name) and arg.id in views and not _densified(func, arg.id) \
+                        and not _passes_strides(call, arg.id):
+                    line, how = views[arg.id]
+                    yield call, arg.id, line, how
+
+
+@detector("contiguity-unchecked")
+def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False):
+        if not review.facts.is_library(f.path):
+            continue
+        seen: set[int] = set()
+        for call, name, view_line, how in _hits(tree, f.added_lines):
+            if call.lineno in seen:
+                continue
+            seen.add(call.lineno)
+            op = dotted_name(call.func) or ast.unparse(call.func)[:40]
+            yield Finding(
+                rule="contiguity-unchecked", path=f.path, line=call.lineno,
+                problem=f"`{name}` reaches the compiled op `{op}` as {how} (line {view_line}), a view that is not "
+                        "dense, with no `.contiguous()` or `is_contiguous()` check on the way and no strides "
+                        "passed.",
+                impact="A native kernel that assumes dense strides reads the view at the wrong addresses: a "
+                       "completely silent wrong result.",
+                action="Author must call `.contiguous()` on the view, or pass its strides to a kernel that uses "
+                       "them, or assert `is_contiguous()` and document the contract.",
+                tag="inferred", evidence=[Evidence(f.path, view_line, how)],
+            )

@@ -1,0 +1,154 @@
+"""Housekeeping around new kernels: new-op-without-test (HK6), nth-op-variant (HK5) and stray
+root-level files (temp-script, HK1).
+
+A kernel is recognised by what the file defines, not by where it sits: a `@triton.jit` /
+`@gluon.jit` function, a FlyDSL kernel module, or a C++ `__global__` function.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterable
+
+from ..git.diff import ChangedFile
+from ..lang import cpp
+from ..lang.triton import kernels
+from ..model import Finding
+from . import detector
+from .base import ReviewInput
+from .testing import _pr_adds_collectable, _pytest_prefixes
+
+CPP_KERNEL = re.compile(r"\b__global__\b")
+FLYDSL_IMPORT = re.compile(r"^\s*(from|import)\s+flydsl\b", re.MULTILINE)
+
+
+def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
+    """The kernels a new file defines ([] when it defines none or cannot be read)."""
+    text = review.source.text(f.path) or ""
+    if f.language == "python":
+        tree = review.source.python(f.path)
+        if tree is None:
+            return []
+        found = [k.name for k in kernels(tree)]
+        if not found and FLYDSL_IMPORT.search(text):
+            found = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and not n.name.startswith("_")]
+        return found
+    if f.language == "cpp" and CPP_KERNEL.search(text):
+        tree = cpp.parse_cached(text)
+        return [cpp.function_name(n) for n in cpp.walk(tree.root_node)
+                if n.type == "function_definition" and "__global__" in cpp.text_of(n).split("(", 1)[0]]
+    return []
+
+
+def _public_names(review: ReviewInput, f: ChangedFile) -> set[str]:
+    tree = review.source.python(f.path) if f.language == "python" else None
+    if tree is None:
+        return set()
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and not n.name.startswith("_")}
+
+
+@detector("new-op-without-test")
+def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
+    facts = review.facts
+    new_kernels = [(f, names) for f in review.changed("python", "cpp", include_tests=False)
+                   if f.is_new and facts.is_library(f.path) and (names := _kernel_names(review, f))]
+    if not new_kernels:
+        return
+    if _pr_adds_collectable(review, *_pytest_prefixes(review)):
+        return  # a collectable test arrives with the kernels
+    test_text = "\n".join(t for f in review.files if facts.role(f.path) == "test" for _, t in f.added)
+    for f, names in new_kernels:
+        stem = f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        callers = _public_names(review, f) | set(names) | {stem}
+        if any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in callers):
+            continue  # an existing test, changed in this PR, now exercises it
+        benchmark = [g.path for g in review.files if g.status == "added" and facts.role(g.path) == "benchmark"]
+        yield Finding(
+            rule="new-op-without-test", path=f.path, line=1,
+            problem=f"New kernel file `{f.path}` (`{'`, `'.join(names[:3])}`) arrives with no test pytest would "
+                    "collect, and no changed test refers to it"
+                    + (f"; the PR adds a benchmark instead (`{benchmark[0]}`)" if benchmark else "") + ".",
+            impact="CI never checks the kernel's results from its first commit on; a wrong result ships green.",
+            action="Author must add a unit test in the project's op-test format that compares the kernel "
+                   "against a reference over production shapes.",
+            tag="verified",
+        )
+
+
+# ------------------------------------------------------------------------------ HK5
+
+VARIANT_SUFFIX = re.compile(r"^(?P<stem>.+?)_(v\d+|opt|optimi[sz]ed|variant|fast|new|alt)$")
+
+
+@detector("nth-op-variant")
+def nth_op_variant(review: ReviewInput) -> Iterable[Finding]:
+    facts = review.facts
+    deleted = {f.path for f in review.files if f.status in ("deleted", "renamed")} | \
+              {f.old_path for f in review.files if f.old_path}
+    for f in review.changed("python", "cpp", include_tests=False):
+        if not f.is_new or not facts.is_library(f.path) or facts.arch_of(f.path):
+            continue
+        directory, _, name = f.path.rpartition("/")
+        stem, dot, suffix = name.rpartition(".")
+        match = VARIANT_SUFFIX.match(stem)
+        if not match or not _kernel_names(review, f):
+            continue
+        family = match.group("stem")
+        siblings = [p for p in review.source.files("base", (directory,) if directory else ())
+                    if p.rpartition("/")[0] == directory and p.endswith(dot + suffix) and p not in deleted
+                    and _same_family(p.rpartition("/")[2].rpartition(".")[0], family)]
+        if len(siblings) < 2:
+            continue  # the first or second variant: not yet a pattern
+        if any(facts.arch_of(p) for p in siblings):
+            continue  # per-arch backends the dispatcher picks
+        listed = ", ".join(f"`{p.rpartition('/')[2]}`" for p in sorted(siblings)[:4])
+        yield Finding(
+            rule="nth-op-variant", path=f.path, line=1,
+            problem=f"`{name}` is variant number {len(siblings) + 1} of `{family}` in this directory "
+                    f"(already: {listed}).",
+            impact="Callers must choose among near-duplicates, every fix has to be applied to each copy, and the "
+                   "copies drift (see sibling-variant-unfixed).",
+            action="Reviewer should ask whether this can be a mode of the existing entry point instead of a new "
+                   "file.",
+            tag="verified",
+        )
+
+
+def _same_family(stem: str, family: str) -> bool:
+    if stem == family:
+        return True
+    match = VARIANT_SUFFIX.match(stem)
+    return bool(match) and match.group("stem") == family
+
+
+# ------------------------------------------------------------------------------ HK1 at the root
+
+@detector("temp-script")
+def stray_root_module(review: ReviewInput) -> Iterable[Finding]:
+    """A new Python file at the top of the tree that defines nothing and nothing refers to: a probe
+    (`probe_x.py` holding `x = 1` landed on aiter's main this way)."""
+    for f in review.files:
+        if f.status != "added" or "/" in f.path or not f.path.endswith(".py"):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None or any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) for n in tree.body):
+            continue  # a module with definitions is meant to be imported or run as a tool
+        stem = f.path.removesuffix(".py")
+        refs = [p for p, _, _ in review.source.grep(stem, "head", (), fixed=True, word=True, files_only=True)
+                if p != f.path]
+        if refs:
+            continue
+        statements = len(tree.body)
+        yield Finding(
+            rule="temp-script", path=f.path, line=1,
+            problem=f"New top-level file `{f.path}` defines no function or class ({statements} statement"
+                    f"{'s' if statements != 1 else ''}) and nothing in the tree imports, runs or mentions it: "
+                    "a local probe or scratch file.",
+            impact="It ships at the root of every checkout and install, confuses users and is mistaken for a "
+                   "supported entry point.",
+            action="Author must remove it before merge, or move it to the maintained scripts location with a "
+                   "stated purpose.",
+            tag="verified",
+        )
