@@ -14,6 +14,12 @@ class UsageError(Exception):
     """Unusable arguments; reported as one line with exit status 2."""
 
 
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
+    return int(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="pr-review", description="Advisory review of a GPU-kernel pull request.")
     parser.add_argument("--version", action="version", version=f"pr-review {__version__}")
@@ -49,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--range", dest="rev_range", required=True, help="e.g. HEAD~300..HEAD")
     stats.add_argument("--limit", type=int, help="at most this many PRs (newest first)")
     stats.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"])
+    stats.add_argument("--jobs", type=_positive, help="reviews at once (default: every core)")
     stats.add_argument("--all-commits", action="store_true",
                        help="count every first-parent commit, not only those whose subject ends in (#N)")
 
@@ -93,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 Repo.open(args.repo)
             except GitError as exc:
                 raise UsageError(str(exc)) from exc
-            return run_stats(args.repo, args.rev_range, sys.stdout, args.limit, args.profile, not args.all_commits)
+            return run_stats(args.repo, args.rev_range, sys.stdout, args.limit, args.profile, not args.all_commits,
+                             args.jobs)
     except UsageError as exc:
         print(f"pr-review: {exc}", file=sys.stderr)
         return 2

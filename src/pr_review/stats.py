@@ -1,15 +1,18 @@
 """`pr-review stats`: how derivation behaves over a repository's history (one PR per first-parent commit)."""
 from __future__ import annotations
 
+import os
 import re
 import statistics
 import subprocess
 import time
 from collections import Counter
-from typing import TextIO
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Iterator, TextIO
 
 from .model import PRInfo
 from .pipeline import ReviewRequest, review
+from .progress import Progress
 
 PR_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
 
@@ -23,8 +26,37 @@ def first_parent_commits(repo: str, rev_range: str, limit: int | None, prs_only:
     return commits[:limit] if limit else commits  # type: ignore[return-value]
 
 
+def review_summary(repo: str, sha: str, subject: str, profile: str | None) -> dict:
+    """What the statistics need of one PR's review, as plain data (it crosses a process boundary);
+    `error` instead when the review could not run, so one bad commit costs only itself."""
+    match = PR_SUBJECT.search(subject)
+    try:
+        report = review(ReviewRequest(repo_dir=repo, base=f"{sha}^1", head=sha, remote=None, profile=profile,
+                                      pr=PRInfo(title=subject, number=int(match.group(1)) if match else None)))
+    except Exception as exc:  # reported in the summary, never hidden
+        return {"sha": sha, "error": f"{type(exc).__name__}: {exc}"}
+    return {"sha": sha, "families": report.stats["families"], "derived": len(report.checklist),
+            "catalog_rules": report.stats["catalog_rules"], "core_files": bool(report.core_files),
+            "runtime": report.runtime_surface, "profile": report.profile}
+
+
+def review_all(repo: str, commits: list[tuple[str, str]], profile: str | None, jobs: int) -> Iterator[dict]:
+    """Review summaries in the order they finish, `jobs` processes at a time (1: in this process)."""
+    if jobs <= 1:
+        for sha, subject in commits:
+            yield review_summary(repo, sha, subject, profile)
+        return
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        futures = {pool.submit(review_summary, repo, sha, subject, profile): sha for sha, subject in commits}
+        for future in as_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # the worker process itself died (out of memory, a signal)
+                yield {"sha": futures[future], "error": f"{type(exc).__name__}: {exc}"}
+
+
 def run_stats(repo: str, rev_range: str, out: TextIO, limit: int | None = None, profile: str | None = None,
-              prs_only: bool = True) -> int:
+              prs_only: bool = True, jobs: int | None = None) -> int:
     commits = first_parent_commits(repo, rev_range, limit, prs_only)
     if not commits:
         out.write(f"no {'merged-PR ' if prs_only else ''}first-parent commit in {rev_range}\n")
@@ -34,22 +66,30 @@ def run_stats(repo: str, rev_range: str, out: TextIO, limit: int | None = None, 
     derived: list[int] = []
     catalog_size = 0
     step4 = runtime = nothing = 0
-    for sha, subject in commits:
-        match = PR_SUBJECT.search(subject)
-        report = review(ReviewRequest(repo_dir=repo, base=f"{sha}^1", head=sha, remote=None, profile=profile,
-                                      pr=PRInfo(title=subject, number=int(match.group(1)) if match else None)))
-        families = report.stats["families"]
+    failed: list[dict] = []
+    progress = Progress(len(commits))
+    for row in review_all(repo, commits, profile, jobs or os.cpu_count() or 1):
+        progress.advance(failed="error" in row)
+        if "error" in row:
+            failed.append(row)
+            continue
+        families = row["families"]
         fired.update(families)
-        derived.append(len(report.checklist))
-        catalog_size = report.stats["catalog_rules"]
-        step4 += bool(report.core_files)
-        runtime += report.runtime_surface
+        derived.append(row["derived"])
+        catalog_size = row["catalog_rules"]
+        step4 += row["core_files"]
+        runtime += row["runtime"]
         nothing += not families
-        profile = profile or report.profile
-    total = len(commits)
+        profile = profile or row["profile"]
+    for row in failed:
+        out.write(f"{row['sha'][:12]}: review failed: {row['error']}\n")
+    if not derived:
+        out.write(f"no review of the {len(commits)} commit(s) in {rev_range} succeeded\n")
+        return 1
+    total = len(derived)
     elapsed = time.perf_counter() - started
     out.write(f"{total} PRs of {repo} ({rev_range}, profile {profile}) in {elapsed:.1f}s "
-              f"({elapsed / total:.2f}s per PR)\n")
+              f"({elapsed / len(commits):.2f}s per PR)" + (f", {len(failed)} failed" if failed else "") + "\n")
     out.write(f"runtime surface: {runtime} ({100 * runtime / total:.0f}%); no family fired: {nothing}; "
               f"Step-4 backbone assessment: {step4} ({100 * step4 / total:.1f}%)\n")
     out.write(f"derived rules per PR: median {statistics.median(derived):g}, "
