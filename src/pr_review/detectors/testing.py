@@ -244,8 +244,12 @@ def uncollectable_test(review: ReviewInput) -> Iterable[Finding]:
     if not new:
         return
     prefixes, class_prefixes = _pytest_prefixes(review)
+    reach = {t.path: t for t in getattr(review.evidence.get("ci_coverage"), "tests", [])}
     candidates = []
     for f in new:
+        known = reach.get(f.path)
+        if known is not None and (known.status != "run" or known.runner in ("script", "unittest")):
+            continue  # CI runs it as a script (its __main__ checks do run), or not at all (test-never-run's case)
         tree = review.source.python(f.path)
         if tree is None:
             continue
@@ -330,7 +334,7 @@ def test_never_run(review: ReviewInput) -> Iterable[Finding]:
         return
     by_dir: dict[tuple[str, str], list] = {}
     for reach in data.tests:
-        if reach.status != "run":
+        if reach.status not in ("run", "excluded"):  # an explicit CI exclusion is the repository's decision
             directory = reach.path.rsplit("/", 1)[0] if "/" in reach.path else "."
             by_dir.setdefault((directory, reach.status), []).append(reach)
     for (directory, status), reaches in by_dir.items():

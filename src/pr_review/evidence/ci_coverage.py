@@ -40,6 +40,7 @@ class Coverage:
     exact: bool = False
     excludes: tuple[str, ...] = ()
     source: str = ""  # the workflow/script line that runs it
+    runner: str = "pytest"  # pytest | script (`python file.py`, a test-split `find`) | unittest
 
     def covers(self, path: str) -> bool:
         if self.exact:
@@ -56,8 +57,9 @@ class Coverage:
 @dataclass
 class TestReach:
     path: str
-    status: str  # run | label-gated | manual-only | unrun
+    status: str  # run | label-gated | manual-only | unrun | excluded (a CI command leaves it out on purpose)
     reason: str
+    runner: str = ""  # how CI runs it, when it does
 
 
 @dataclass
@@ -106,10 +108,11 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
             for p in paths:
                 out.append(Coverage(p, None, p.endswith(".py"), tuple(excludes), where))
         for m in PY_FILE.finditer(line):
-            out.append(Coverage(_norm_path(m.group(1)), exact=True, source=f"{source}: {stripped[:100]}"))
+            out.append(Coverage(_norm_path(m.group(1)), exact=True, source=f"{source}: {stripped[:100]}", runner="script"))
         for m in UNITTEST.finditer(line):
             for module in m.group(1).split():
-                out.append(Coverage(module.replace(".", "/") + ".py", exact=True, source=f"{source}: {stripped[:100]}"))
+                out.append(Coverage(module.replace(".", "/") + ".py", exact=True, source=f"{source}: {stripped[:100]}",
+                                    runner="unittest"))
         for m in FIND.finditer(line):
             finds.append((m.group(1).strip("\"'"), m.group(2), cond))
         if depth < MAX_SCRIPT_DEPTH:
@@ -132,7 +135,10 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
         for value in values:
             if "$" in value:
                 continue
-            out.append(Coverage(value if value != "." else "", level, False, (), f"{source}: find {token}{rest[:60]}"))
+            # a test-split script finds the files and runs each one: as scripts unless it hands them to pytest
+            runner = "pytest" if re.search(r"\bpytest\b", text) else "script"
+            out.append(Coverage(value if value != "." else "", level, False, (), f"{source}: find {token}{rest[:60]}",
+                                runner))
     return out
 
 
@@ -227,7 +233,7 @@ def ci_coverage(review: ReviewInput) -> Artifact:
     for path in new_tests:
         run = next((c for c in data.runs if c.covers(path)), None)
         if run is not None:
-            data.tests.append(TestReach(path, "run", run.source))
+            data.tests.append(TestReach(path, "run", run.source, run.runner))
         elif not data.runs and review.profile.ci_runs(path):
             data.tests.append(TestReach(path, "run", f"profile {review.profile.name}: test_dirs"))
         elif (gate := next((c for c in data.gated if c.covers(path)), None)) is not None:
@@ -240,10 +246,10 @@ def ci_coverage(review: ReviewInput) -> Artifact:
                              any(path == e or path.startswith(e.rstrip("/") + "/") for e in c.excludes)), None)
             if excluded is not None:
                 skip = next(e for e in excluded.excludes if path == e or path.startswith(e.rstrip("/") + "/"))
-                reason = f"CI runs `{excluded.root or '.'}` but excludes `{skip}` ({excluded.source})"
-            else:
-                reason = f"no workflow job runs tests in `{parent}/`"
-            data.tests.append(TestReach(path, "unrun", reason))
+                reason = f"CI runs `{excluded.root or '.'}` but excludes `{skip}` on purpose ({excluded.source})"
+                data.tests.append(TestReach(path, "excluded", reason))
+                continue
+            data.tests.append(TestReach(path, "unrun", f"no workflow job runs tests in `{parent}/`"))
     unrun = [t for t in data.tests if t.status != "run"]
     if not unrun:
         lines.append(f"Every new test file ({len(new_tests)}) lands where a CI job runs it.")
