@@ -15,14 +15,16 @@ from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
-from ..lang.python import dotted_name, node_lines, parent_map
+from ..lang.index import index_of
+from ..lang.python import dotted_name, node_lines
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 
 ARCH_LITERAL = re.compile(r"^gfx[0-9]{2,4}[a-z]?$")
-BENCH_PATH = re.compile(r"(^|/)(bench\w*|benchmarks?|profil\w*|scripts?|examples?|tools?)/|(^|/)bench[^/]*\.py$|"
-                        r"(^|/)(\w*_)?tun(e|ing)(_\w*)?/|(^|/|_)tun(e|ing)(_utils?)?\.py$|_tune_\w*\.py$")
+# Tuning code RepoFacts does not name as tooling by its directory (`gemm_tune/`, `*_tune_utils.py`): its
+# arch and dtype literals pick what to sweep, not what users run.
+TUNING_PATH = re.compile(r"(^|/)(\w*_)?tun(e|ing)(_\w*)?/|(^|/|_)tun(e|ing)(_utils?)?\.py$|_tune_\w*\.py$")
 # A name, condition or function that pins one fp8 flavour (or an MX format, which is OCP by spec).
 FLAVOUR = re.compile(r"fnuz|e4m3|e5m2|ocp|float8|fp8_?t\b|gfx\d|__gfx|(^|[^a-z])mx(fp)?\d?([^a-z]|$)|mxfp|is_same|dtype|"
                      r"scalar_type|arch|FNUZ|Fp8|FP8", re.IGNORECASE)
@@ -45,7 +47,7 @@ def _touched(node: ast.AST, added: set[int]) -> bool:
 def _docstrings(tree: ast.AST) -> set[int]:
     """ids of string constants that are docstrings or bare string statements."""
     out = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             out.add(id(node.value))
     return out
@@ -55,7 +57,7 @@ def _runtime_files(review: ReviewInput, language: str, token: re.Pattern[str] | 
     """Changed non-test, non-benchmark files of `language` whose added text matches `token` (a
     cheap prefilter: a file whose added lines cannot hold the construct is not parsed)."""
     for f in review.changed(language, include_tests=False):
-        if not f.added or BENCH_PATH.search(f.path):
+        if not f.added or review.facts.is_tooling(f.path) or TUNING_PATH.search(f.path):
             continue
         if token is not None and not any(token.search(text) for _, text in f.added):
             continue
@@ -83,7 +85,7 @@ def _arch_strings(node: ast.AST) -> list[str]:
 def _arch_comparisons(tree: ast.AST) -> Iterator[tuple[ast.AST, list[str]]]:
     """`arch == "gfx950"`, `"gfx942" in arch`, `arch in ("gfx942", "gfx950")`,
     `arch.startswith("gfx95")`: (node, literals)."""
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Compare):
             lits = [s for operand in [node.left, *node.comparators] for s in _arch_strings(operand)]
             if lits:
@@ -101,7 +103,7 @@ def _python_arch_literals(tree: ast.Module | None) -> set[str]:
     if tree is None:
         return set()
     docs = _docstrings(tree)
-    return {n.value for n in ast.walk(tree)
+    return {n.value for n in index_of(tree).nodes
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
             and re.match(r"^gfx[0-9]{2,4}", n.value)}
 
@@ -199,7 +201,7 @@ def arch_literal_in_dispatch(review: ReviewInput) -> Iterable[Finding]:
         if KERNEL_SPECIFIC_FILE.search(f.path) or _python_arch_literals(base):
             continue  # kernel-specific code, or a file that already compares arch literals (aiter#3956)
         added = f.added_lines
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         hits: list[tuple[int, list[str], str, str]] = []
         for node, lits in _arch_comparisons(tree):
             if not _touched(node, added) or _capability_guard(node, parents, f.path):
@@ -355,7 +357,7 @@ def _python_fnuz_by_arch(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, ast.
         text = ast.unparse(expr)
         return any(id(n) in arch_nodes for n in ast.walk(expr)) and not DTYPE_CHECK.search(text)
 
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id if isinstance(t, ast.Name) else t.attr for t in targets if isinstance(t, (ast.Name, ast.Attribute))]
@@ -538,10 +540,10 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
             continue
         base = review.base_python(f)
         base_texts = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.stmt)} if base else set()
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         added = f.added_lines
         docs = _docstrings(tree)
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             value = _python_literal_value(node)
             if value is None or id(node) in docs or node.lineno not in added:  # type: ignore[attr-defined]
                 continue
@@ -780,7 +782,7 @@ def _function_dtypes(tree: ast.Module | None) -> tuple[dict[str, set[str]], dict
     follows: dict[str, str] = {}
     if tree is None:
         return out, follows
-    for func in ast.walk(tree):
+    for func in index_of(tree).nodes:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.setdefault(func.name, set()).update(
                 _label(name) for n in ast.walk(func) if (name := _fixed_dtype(n) or ""))
@@ -801,10 +803,10 @@ def dtype_hardcoded(review: ReviewInput) -> Iterable[Finding]:
             continue
         base = review.base_python(f)
         base_funcs, base_follows = _function_dtypes(base)
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         added = f.added_lines
         reported: set[tuple[str, str]] = set()
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             name = _fixed_dtype(node)
             if name is None or node.lineno not in added:  # type: ignore[attr-defined]
                 continue

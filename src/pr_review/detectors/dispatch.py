@@ -15,8 +15,9 @@ import re
 from collections.abc import Iterable
 
 from ..git.diff import ChangedFile
+from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function, parent_map,
+    FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function,
     qualified_functions,
 )
 from ..model import Evidence, Finding
@@ -32,7 +33,7 @@ def _flat(text: str) -> str:
 
 def _compare_texts(tree: ast.AST | None) -> set[str]:
     """Every comparison of a (base) tree, normalised, to tell a moved or re-indented one from a new one."""
-    return {_flat(ast.unparse(n)) for n in ast.walk(tree) if isinstance(n, ast.Compare)} if tree is not None else set()
+    return {_flat(ast.unparse(n)) for n in index_of(tree).nodes if isinstance(n, ast.Compare)} if tree is not None else set()
 
 
 def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Func | None:
@@ -50,7 +51,6 @@ def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Func 
 DISPATCH_NAME = re.compile(r"(type|mode|kind|backend|dtype|layout|quant\w*|arch|impl|method|format|variant|"
                            r"activation|act|policy|strategy|scheme|algo\w*|kernel|provider|recipe|granularity)$",
                            re.IGNORECASE)
-NOT_RUNTIME = re.compile(r"(^|/)(\.github|scripts?|tools?|bench\w*|benchmarks?|examples?|docs?|3rdparty|third_party)/")
 NORMALIZERS = {"lower", "upper", "casefold", "strip", "replace", "lstrip", "rstrip", "removeprefix", "removesuffix"}
 ENUM_OWNER = re.compile(r"^[A-Z][A-Za-z0-9]*$")
 
@@ -85,7 +85,7 @@ def _abbreviates(a: str, b: str) -> bool:
 
 def _string_compares(tree: ast.AST) -> Iterable[tuple[ast.Compare, str, list[str]]]:
     """(compare, variable text, literals) for `var ==/!=/in/not in "literal"(s)`, either operand order."""
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if not isinstance(node, ast.Compare) or len(node.ops) != 1:
             continue
         left, op, right = node.left, node.ops[0], node.comparators[0]
@@ -106,7 +106,7 @@ def _string_compares(tree: ast.AST) -> Iterable[tuple[ast.Compare, str, list[str
 def _enum_compares(tree: ast.AST) -> dict[str, list[tuple[int, str]]]:
     """Per variable text, the lines where it is compared with `Enum.member` (or isinstance-checked)."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             for var_node, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
                 var = dotted_name(var_node)
@@ -147,7 +147,8 @@ def _normalized_before(func: ast.AST | None, var: str, line: int) -> bool:
 @detector("string-dispatch-unnormalized")
 def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
-        if NOT_RUNTIME.search(f.path) or not any(("==" in t or " in " in t) and ('"' in t or "'" in t) for _, t in f.added):
+        if not review.facts.is_library(f.path) \
+                or not any(("==" in t or " in " in t) and ('"' in t or "'" in t) for _, t in f.added):
             continue
         added = f.added_lines
         compares = list(_string_compares(tree))
@@ -155,7 +156,7 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
         if not new:
             continue
         enums = _enum_compares(tree)
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         reported: set[tuple[str, int]] = set()
         base_compares = _compare_texts(review.base_python(f))
         for cmp_node, var, lits in new:
@@ -231,9 +232,9 @@ def _proxy_compare(node: ast.Compare) -> str | None:
 def phase_size_proxy(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False, added_matching=PROXY_TEXT):
         added = f.added_lines
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         base_compares = _compare_texts(review.base_python(f))
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not isinstance(node, ast.Compare) or node.lineno not in added:
                 continue
             proxy = _proxy_compare(node)
@@ -371,7 +372,7 @@ def cudagraph_capture_break(review: ReviewInput) -> Iterable[Finding]:
         if not funcs:
             continue
         added = f.added_lines
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         base_tree = review.base_python(f)
         base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
         for qualname, func in funcs:
@@ -445,7 +446,7 @@ INVARIANT_NOTE = re.compile(r"invariant|guarantee|ensure[sd]?\b|by construction|
 
 def _kernels(tree: ast.Module) -> dict[str, Func]:
     out = {}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, FUNCTION_TYPES) and any(
                 decorator_name(d).rsplit(".", 1)[-1] == "jit" for d in node.decorator_list):
             out[node.name] = node
@@ -531,8 +532,8 @@ def _launches(review: ReviewInput, path: str, tree: ast.Module, kernel: str, par
             continue
         text = review.source.text(p) or ""
         notes = comments(text)
-        parents = parent_map(t)
-        for node in ast.walk(t):
+        parents = index_of(t).parents
+        for node in index_of(t).nodes:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                     and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel):
                 continue
@@ -555,7 +556,7 @@ def _binding_line(tree: ast.Module, value: ast.AST) -> int | None:
     """Where the Name passed as the flag is last assigned before the launch (the caller's decision)."""
     if not isinstance(value, ast.Name):
         return None
-    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Assign) and n.lineno < value.lineno
+    lines = [n.lineno for n in index_of(tree).nodes if isinstance(n, ast.Assign) and n.lineno < value.lineno
              and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)]
     return max(lines) if lines else None
 

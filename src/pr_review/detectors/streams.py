@@ -11,10 +11,10 @@ import ast
 import re
 from collections.abc import Iterable
 
+from ..lang.index import index_of
 from ..lang.python import (
     FUNCTION_TYPES,
     dotted_name,
-    parent_map,
     qualified_functions,
     touches,
 )
@@ -28,8 +28,9 @@ Func = ast.FunctionDef | ast.AsyncFunctionDef
 # queue-get-no-timeout
 # --------------------------------------------------------------------------------------------
 
-NOT_SERVING = re.compile(r"(^|/)(scripts?|tools?|bench\w*|benchmarks?|examples?|profil\w*|docs?|csrc|3rdparty|"
-                         r"third_party|recipes|evaluation|eval)/|(^|/)(setup|conftest)\.py$")
+# Beyond what RepoFacts calls tooling: build-time Python under csrc/ and accuracy-evaluation harnesses run
+# once and exit; an unbounded queue wait there does not hang a server.
+NOT_SERVING = re.compile(r"(^|/)(csrc|evaluation|eval)/")
 QUEUE_CTORS = re.compile(r"(^|\.)(Queue|SimpleQueue|LifoQueue|PriorityQueue|JoinableQueue)$")
 TIMEOUT_EXC = re.compile(r"(^|\.)(Empty|TimeoutError|CancelledError|Exception|BaseException)$")
 
@@ -37,7 +38,7 @@ TIMEOUT_EXC = re.compile(r"(^|\.)(Empty|TimeoutError|CancelledError|Exception|Ba
 def _queue_names(tree: ast.Module) -> set[str]:
     """Variables/attributes bound to a queue constructor anywhere in the module."""
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
                 and QUEUE_CTORS.search(dotted_name(node.value.func)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -72,15 +73,16 @@ def _blocking_get(call: ast.Call) -> bool:
 @detector("queue-get-no-timeout")
 def queue_get_no_timeout(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
-        if NOT_SERVING.search(f.path) or not any(".get(" in t for _, t in f.added):
+        if not review.facts.is_library(f.path) or NOT_SERVING.search(f.path) \
+                or not any(".get(" in t for _, t in f.added):
             continue
         added = f.added_lines
         queues = _queue_names(tree)
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         base_tree = review.base_python(f)
-        base_gets = {_flat(ast.unparse(n)) for n in ast.walk(base_tree) if isinstance(n, ast.Call)
+        base_gets = {_flat(ast.unparse(n)) for n in index_of(base_tree).nodes if isinstance(n, ast.Call)
                      and isinstance(n.func, ast.Attribute) and n.func.attr == "get"} if base_tree else set()
-        for node in ast.walk(tree):
+        for node in index_of(tree).nodes:
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
                 continue
             if node.lineno not in added or not _is_queue(node.func.value, queues) or not _blocking_get(node):

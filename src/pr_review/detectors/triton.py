@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
-from ..lang.python import dotted_name, node_lines, parent_map
+from ..lang.index import index_of
+from ..lang.python import dotted_name, node_lines
 from ..lang.triton import (
     Kernel,
     argument,
@@ -27,7 +28,6 @@ from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 
-BENCH_PATH = re.compile(r"(^|/)(bench\w*|benchmarks?|profil\w*|scripts?|examples?)/|(^|/)bench[^/]*\.py$")
 CONFIG_DIR = re.compile(r"(^|/)configs?/")
 
 
@@ -86,7 +86,7 @@ def _kernel_files(review: ReviewInput, token: re.Pattern[str]) -> Iterator[Kerne
         _KERNEL_FILES.clear()
         _KERNEL_FILES_OF[0] = review.source
     for f in review.changed("python", include_tests=False):
-        if not f.added or BENCH_PATH.search(f.path) or not any(token.search(t) for _, t in f.added):
+        if not f.added or review.facts.is_tooling(f.path) or not any(token.search(t) for _, t in f.added):
             continue
         if f.path not in _KERNEL_FILES:
             _KERNEL_FILES[f.path] = _kernel_file(review, f)
@@ -272,7 +272,7 @@ def _mask_of(call: ast.Call) -> ast.expr | None:
 def _aligned_elsewhere(tree: ast.Module, kernel: Kernel, extent: str) -> bool:
     """`assert X % BLOCK == 0` / `tl.static_assert(...)` anywhere in the file, or `tl.multiple_of`
     on the tile in the kernel: the author established the dimension is a multiple."""
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         test = None
         if isinstance(node, ast.Assert):
             test = node.test
@@ -520,12 +520,12 @@ def grid_program_id_mismatch(review: ReviewInput) -> Iterable[Finding]:
     resolver = _KernelResolver(review)
     reported: set[tuple[str, int]] = set()
     for f, tree in review.python_files(include_tests=False):
-        if BENCH_PATH.search(f.path):
+        if review.facts.is_tooling(f.path):
             continue
         if not any("](" in text or "program_id" in text or "grid" in text for _, text in f.added):
             continue  # no launch, grid or program id on an added line
         added = f.added_lines
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         for call, kname, grid in _launches(tree):
             kernel, kpath = resolver.resolve(f.path, tree, kname)
             if kernel is None:
@@ -544,7 +544,7 @@ def grid_program_id_mismatch(review: ReviewInput) -> Iterable[Finding]:
 
 def _launches(tree: ast.Module) -> Iterator[tuple[ast.Call, str, ast.expr]]:
     """`kernel[grid](...)` calls: (call, kernel name, grid expression)."""
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
             name = dotted_name(node.func.value)
             if name:
@@ -589,7 +589,7 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
             return None
         before = [(line, v) for line, v in assigned if line < call.lineno]
         return max(before, key=lambda lv: lv[0])[1] if before else None
-    for n in ast.walk(tree):
+    for n in index_of(tree).nodes:
         if isinstance(n, ast.FunctionDef) and n.name == name:
             returns = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
             if len(returns) == 1:
@@ -632,6 +632,14 @@ def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Ker
     return None
 
 
+def _import_target(path: str, node: ast.ImportFrom) -> str:
+    """The repository path (without `.py`) a `from … import` names, relative imports resolved against `path`."""
+    if not node.level:
+        return (node.module or "").replace(".", "/")
+    package = path.split("/")[:-node.level]
+    return "/".join(package + ((node.module or "").split(".") if node.module else []))
+
+
 class _KernelResolver:
     """Finds a launched kernel's definition: same module, or a first-party `from x import k`."""
 
@@ -649,11 +657,11 @@ class _KernelResolver:
         for func in kernels(tree):
             if func.name == name:
                 return Kernel.build(func, language_aliases(tree)), path
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        for node in index_of(tree).nodes:
+            if isinstance(node, ast.ImportFrom) and (node.module or node.level):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
-                        target = node.module.replace(".", "/")
+                        target = _import_target(path, node)
                         for candidate in (f"{target}.py", f"{target}/__init__.py"):
                             mod = self.module(candidate)
                             if mod is None:
@@ -698,7 +706,7 @@ CONFIG_NAME = re.compile(r"config|cfg|tune", re.IGNORECASE)
 
 
 def _imports_triton(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "triton" for a in node.names):
             return True
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton":
@@ -711,9 +719,9 @@ def _knob_sites(tree: ast.Module, knobs: tuple[str, ...]) -> Iterator[KnobSite]:
     launch-options dict. Skipped: `triton.Config` candidates (an autotune table), dicts built in a
     config function or bound to a `*config*` name (the op's config table), and `tl.range(...,
     num_stages=)` inside kernels (software pipelining, not a launch)."""
-    parents = parent_map(tree)
+    parents = index_of(tree).parents
     in_kernel = {id(n) for k in kernels(tree) for n in ast.walk(k)}
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if id(node) in in_kernel:
             continue
         pairs: list[tuple[str, ast.expr]] = []
@@ -747,7 +755,7 @@ def _function_of(node: ast.AST, parents: dict) -> str:
 def _arch_names(tree: ast.Module) -> set[str]:
     """Names assigned from an arch test (`tuned = get_arch() == "gfx950"`)."""
     out = set()
-    for node in ast.walk(tree):
+    for node in index_of(tree).nodes:
         if isinstance(node, ast.Assign) and ARCH_TEST.search(ast.unparse(node.value)):
             out.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return out
@@ -793,8 +801,9 @@ def _knob_findings(review: ReviewInput, rule: str, knobs: tuple[str, ...]) -> It
 
 def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ...]) -> Iterable[Finding]:
     token = re.compile(r"\b(" + "|".join(knobs) + r")\b")
+    resolver = _KernelResolver(review)
     for f in review.changed("python", include_tests=False):
-        if not f.added or BENCH_PATH.search(f.path) or CONFIG_DIR.search(f.path) \
+        if not f.added or review.facts.is_tooling(f.path) or CONFIG_DIR.search(f.path) \
                 or not any(token.search(t) for _, t in f.added):
             continue
         tree = review.source.python(f.path)
@@ -808,9 +817,10 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
             for site in _knob_sites(base_tree, knobs):
                 for knob, lit in site.knobs:
                     base.setdefault((site.function, knob), set()).add(lit)
-        parents = parent_map(tree)
+        parents = index_of(tree).parents
         lines = (review.source.text(f.path) or "").splitlines()
         sites = []
+        why: Evidence | None = None
         for site in _knob_sites(tree, knobs):
             if not _touched(site.node, added):
                 continue
@@ -819,9 +829,14 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
             if _arch_conditional(site.node, parents, arch_names):
                 continue  # set per arch: tuned for the arch it is gated to
             fresh = [(k, v) for k, v in site.knobs if v not in base.get((site.function, k), set())]
-            if fresh:
-                sites.append((site, fresh))
-        if not sites:
+            if not fresh:
+                continue
+            reason = _knob_sensitive_kernel(resolver, f.path, tree, site.node, parents)
+            if reason is None:
+                continue  # a copy/elementwise kernel (or one we cannot read): no pipelined loop, no MMA to tune
+            sites.append((site, fresh))
+            why = why or reason
+        if not sites or why is None:
             continue
         first, fresh = sites[0]
         line = getattr(first.node, "lineno", None)
@@ -846,10 +861,65 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
                       "matrix_instr_nonkdim selects an MFMA shape the target must have.")
             action = ("Reviewer should ask: which arch was this tuned on, and is it right for the other? Author should "
                       "read it from the per-arch tuned config or gate it by arch.")
-        evidence = [Evidence(f.path, getattr(s.node, "lineno", None), ", ".join(f"{k}={v}" for k, v in fr))
-                    for s, fr in sites[:10]]
+        evidence = [why] + [Evidence(f.path, getattr(s.node, "lineno", None), ", ".join(f"{k}={v}" for k, v in fr))
+                            for s, fr in sites[:10]]
         yield Finding(rule=rule, path=f.path, line=line, end_line=getattr(first.node, "end_lineno", None),
                       problem=problem, impact=impact, action=action, tag="inferred", evidence=evidence)
+
+
+def _knob_sensitive_kernel(resolver: _KernelResolver, path: str, tree: ast.Module, site: ast.AST,
+                           parents: dict) -> Evidence | None:
+    """Where a kernel the knob site launches has the structure launch knobs tune — a loop over a runtime
+    extent (K, tiles: what num_stages pipelines) or a `tl.dot` (what num_warps, kpack and
+    matrix_instr_nonkdim shape) — or None for copy, elementwise and loop-free kernels. A launch
+    (`k[grid](…, num_warps=4)`) names its kernel; a knob dict or other call stands for every launch in its
+    function."""
+    if isinstance(site, ast.Call) and isinstance(site.func, ast.Subscript):
+        names = {dotted_name(site.func.value).rsplit(".", 1)[-1]}
+    else:
+        scope: ast.AST = site
+        while scope in parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = parents[scope]
+        names = {dotted_name(n.func.value).rsplit(".", 1)[-1] for n in ast.walk(scope)
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)}
+    for name in sorted(n for n in names if n):
+        kernel, kpath = resolver.resolve(path, tree, name)
+        module = resolver.module(kpath) if kpath != path else tree
+        if kernel is None or module is None:
+            continue
+        found = _tunable_structure(kernel.func, module, kernel.aliases)
+        if found is not None:
+            node, what = found
+            return Evidence(kpath, node.lineno, f"`{kernel.func.name}` {what}")
+    return None
+
+
+LOOP_RANGES = {"range", "static_range"}
+
+
+def _tunable_structure(func: ast.FunctionDef, module: ast.Module, aliases: set[str],
+                       seen: set[str] | None = None) -> tuple[ast.AST, str] | None:
+    """A runtime-bounded loop or a `tl.dot` in the kernel or the `@jit` helpers it calls (same module)."""
+    seen = seen if seen is not None else set()
+    seen.add(func.name)
+    helpers = {k.name: k for k in kernels(module)}
+    for node in ast.walk(func):
+        if tl_call(node, aliases, "dot", "dot_scaled"):
+            return node, f"calls `{_short(node.func)}` at line {node.lineno}"
+        if isinstance(node, ast.While):
+            return node, f"loops (`while`) at line {node.lineno}"
+        if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
+            callee = dotted_name(node.iter.func)
+            head, _, tail = callee.rpartition(".")
+            bounds = node.iter.args
+            if tail in LOOP_RANGES and (not head or head in aliases) and not all(_literal(b) for b in bounds):
+                return node, f"loops over `{_short(node.iter, 60)}` at line {node.lineno}"
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers \
+                and node.func.id not in seen:
+            found = _tunable_structure(helpers[node.func.id], module, aliases, seen)
+            if found is not None:
+                return found
+    return None
 
 
 @detector("launch-config-unretuned")
