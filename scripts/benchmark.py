@@ -2,16 +2,18 @@
 """Review first-parent commits of a repository as PRs (parent..commit), one whole process each,
 and report the CPU time each review costs.
 
+    python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 --jsonl before.jsonl \
+        --engine /tmp/old-checkout/src        # an older engine, as the baseline
     python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 --jsonl after.jsonl \
-        --baseline before.jsonl
+        --baseline before.jsonl              # the installed engine, compared with it
 
 Each review runs `python -m pr_review review --format json` in its own process; its CPU time is
 the child's user + sys (load from other processes on the machine does not inflate it), its
 memory the child's peak RSS. Reviews run in parallel (`--jobs`, default: every core). Prints
 p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
 commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
-review (times, findings, derived rules, notes); with --baseline, compares findings against such
-a file and prints every difference.
+review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
+--baseline, compares findings against such a file and prints every difference.
 """
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
+
+from pr_review.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -60,16 +64,19 @@ def largest_commits(repo: str, rev: str, among: int, keep: int) -> list[Commit]:
     return sorted(sizes, key=lambda c: -sizes[c])[:keep]
 
 
-def child_environment() -> dict[str, str]:
+def child_environment(engine: str | None) -> dict[str, str]:
     """Children byte-compile into a private cache, as an installed package is: without it (say
     PYTHONDONTWRITEBYTECODE=1 in the caller's environment) every review would compile every
-    module from source and measure that instead."""
+    module from source and measure that instead. `engine` (a checkout's src/) goes first on the
+    children's path, to measure another version of the engine."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir(), "pr-review-benchmark-pycache"))
+    if engine:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (engine, env.get("PYTHONPATH")) if p)
     return env
 
 
-def review_one(repo: str, commit: Commit, profile: str | None) -> dict:
+def review_one(repo: str, commit: Commit, profile: str | None, engine: str | None) -> dict:
     """One whole-process review; the row holds its CPU time, peak RSS and findings, or its error."""
     cmd = [sys.executable, "-m", "pr_review", "review", "--repo", repo, "--base", f"{commit.sha}^1",
            "--head", commit.sha, "--title", commit.subject, "--format", "json", "--remote", "none"]
@@ -78,7 +85,7 @@ def review_one(repo: str, commit: Commit, profile: str | None) -> dict:
     row: dict = {"sha": commit.sha, "subject": commit.subject, "largest": commit.largest}
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_environment())
+        child = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_environment(engine))
         # wait4 rather than wait(): it returns this child's own resource usage
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -111,28 +118,17 @@ def review_one(repo: str, commit: Commit, profile: str | None) -> dict:
     return row
 
 
-def progress(done: int, total: int, failed: int) -> None:
-    width = 30
-    filled = width * done // total
-    sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total}"
-                     + (f" ({failed} failed)" if failed else ""))
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
-def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int) -> list[dict]:
+def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int, engine: str | None) -> list[dict]:
     rows: list[dict] = []
-    bar = sys.stderr.isatty()
-    review_one(repo, commits[0], profile)  # untimed: fills the byte-code cache
+    progress = Progress(len(commits))
+    review_one(repo, commits[0], profile, engine)  # untimed: fills the byte-code cache
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
-        futures = [pool.submit(review_one, repo, c, profile) for c in commits]
+        futures = [pool.submit(review_one, repo, c, profile, engine) for c in commits]
         for future in as_completed(futures):
             row = future.result()
             rows.append(row)
-            if bar:
-                progress(len(rows), len(commits), sum(1 for r in rows if "error" in r))
-            elif "error" in row:
+            progress.advance(failed="error" in row)
+            if "error" in row and not progress.enabled:
                 print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
     order = {c.sha: i for i, c in enumerate(commits)}
     return sorted(rows, key=lambda r: order[r["sha"]])
@@ -203,6 +199,8 @@ def main() -> int:
     parser.add_argument("--largest", type=int, default=0, help="also review the N largest by changed lines …")
     parser.add_argument("--largest-of", type=int, default=300, help="… among the last M first-parent commits")
     parser.add_argument("--profile")
+    parser.add_argument("--engine", metavar="SRC", help="review with the pr_review package under SRC (e.g. an older "
+                        "checkout's src/) instead of the installed one")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="reviews at once (default: all cores)")
     parser.add_argument("--jsonl", help="write one row per review here (a baseline for --baseline)")
     parser.add_argument("--baseline", help="compare findings with this earlier --jsonl and print differences")
@@ -211,7 +209,7 @@ def main() -> int:
     commits = recent_commits(args.repo, args.rev, args.count)
     if args.largest:
         commits += largest_commits(args.repo, args.rev, args.largest_of, args.largest)
-    rows = run_all(args.repo, commits, args.profile, max(1, args.jobs))
+    rows = run_all(args.repo, commits, args.profile, max(1, args.jobs), args.engine)
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as sink:
             sink.writelines(json.dumps(r) + "\n" for r in rows)
