@@ -122,3 +122,19 @@ def test_repofacts_reads_the_config_registry_and_arch_directories(facts):
     assert facts.arch_of("aiter/ops/triton/gluon/gfx1250/moe.py") == "gfx1250"
     assert facts.arch_of("aiter/ops/flydsl/grouped_moe_gfx1250.py") == "gfx1250"
     assert facts.arch_of("aiter/ops/moe.py") is None
+
+
+def test_fp32_references_are_read_as_policy_where_the_tests_routinely_upcast(repo_factory):
+    upcasting = "import torch\n\n\ndef test_x():\n    x = torch.ones(4, dtype=torch.bfloat16)\n" \
+                "    assert torch.allclose(x.float(), x.float())\n"
+    plain = "def test_y():\n    assert 1 == 1\n"
+    base = {f"op_tests/test_u{n}.py": upcasting for n in range(2)} | {f"op_tests/test_p{n}.py": plain for n in range(4)}
+    base |= {f"tests/test_p{n}.py": plain for n in range(4)} | {"tests/test_u.py": upcasting}
+    repo_dir = repo_factory(base, {"README.md": "x\n"})
+    repo = Repo.open(str(repo_dir))
+    catfile = CatFile(repo.root, 2 * 1024 * 1024)
+    facts = RepoFacts(load_profiles()["aiter"], Source(repo, catfile, repo.text("rev-parse", "main").strip(),
+                                                       repo.text("rev-parse", "pr").strip()))
+    assert facts.upcast_references_are_the_norm("op_tests/test_new.py")  # 2 of 6
+    assert not facts.upcast_references_are_the_norm("tests/test_new.py")  # 1 of 5
+    catfile.close()

@@ -35,6 +35,7 @@ NOT_LIBRARY: frozenset[Role] = frozenset({"test", "docs", "ci", "benchmark", "ex
 ARCH_DIR = re.compile(r"(?:^|/)(gfx\d{3,4}[a-z]?)(?:/|_)", re.IGNORECASE)
 MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
 ENV_READS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
+UPCAST = r"\.float\(\)|\.double\(\)|(to|type)\([^)]*(float32|float64|double)"  # git grep -E
 # A file that already reads this many knobs of one prefix family is where that family is registered.
 REGISTRY_MIN_SIBLINGS = 3
 
@@ -47,6 +48,7 @@ class RepoFacts:
         self.source = source
         self._roles: dict[str, Role] = {}
         self._scripts: dict[str, bool] = {}
+        self._upcast_norm: dict[str, bool] = {}
 
     # ------------------------------------------------------------------ paths
 
@@ -114,10 +116,16 @@ class RepoFacts:
 
     # ------------------------------------------------------------------ tests
 
-    @property
-    def test_reference_policy(self) -> str:
-        """How the project's tests compute references: `fp32` where an upcast reference is the stated norm."""
-        return str((self.profile.data.get("tests") or {}).get("reference") or "")
+    def upcast_references_are_the_norm(self, test_path: str) -> bool:
+        """Whether the tests beside `test_path` (its top test directory, on base) routinely upcast to fp32:
+        where a quarter or more of them do, an fp32 reference is the project's practice, not a slip."""
+        top = test_path.split("/", 1)[0] if "/" in test_path else ""
+        if top not in self._upcast_norm:
+            specs = (top,) if top else ()
+            tests = {p for p in self.source.files("base", specs) if p.endswith(".py") and self.role(p) == "test"}
+            upcasting = {p for p, _, _ in self.source.grep(UPCAST, "base", specs, files_only=True)}
+            self._upcast_norm[top] = len(tests) >= 4 and len(upcasting & tests) * 4 >= len(tests)
+        return self._upcast_norm[top]
 
 
 def _family(name: str) -> str | None:
