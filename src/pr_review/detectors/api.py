@@ -824,23 +824,53 @@ AUTO_WORDS = {"auto"}
 
 
 def _automatic_default(func: Func, name: str, default: ast.AST) -> bool:
-    """The default asks the function to choose: the string `"auto"`, or `None` that the body replaces
-    with a derived value (`if x is None: x = …`, `x = x or …`, `x = … if x is None else x`)."""
+    """The default asks the function to choose: the string `"auto"`; `None` that the body replaces with a
+    derived value (`if x is None: x = …`, `x = x or …`, `buf = alloc() if x is None else x`, an output
+    buffer allocated when not given); or a `None` the docstring says picks a value itself ("defaults to
+    True when indices are given") — a pass-through to the function that resolves it."""
     if isinstance(default, ast.Constant) and isinstance(default.value, str):
         return default.value.lower() in AUTO_WORDS
     if not (isinstance(default, ast.Constant) and default.value is None):
         return False
     for node in ast.walk(func):
-        if isinstance(node, ast.If) and _tests_unset(node.test, name):
-            if any(_assigns(stmt, name) for stmt in node.body):
+        if isinstance(node, ast.If) and (_tests_unset(node.test, name) or _tests_set(node.test, name)):
+            unset, given = (node.body, node.orelse) if _tests_unset(node.test, name) else (node.orelse, node.body)
+            if any(_assigns(stmt, name) for stmt in unset):
                 return True
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and _assigns(node, name) and node.value is not None:
+            taken = {t for stmt in given for t in _copies_of(stmt, name)}
+            if taken and any(_assigns(stmt, t) for stmt in unset for t in taken):
+                return True  # `if out is None: buf = alloc() else: buf = out`
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
             value = node.value
-            if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) and _is_name(value.values[0], name):
+            if _assigns(node, name) and isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or) \
+                    and _is_name(value.values[0], name):
                 return True
-            if isinstance(value, ast.IfExp) and (_tests_unset(value.test, name) or _tests_set(value.test, name)):
+            if isinstance(value, ast.IfExp) and (_tests_unset(value.test, name) or _tests_set(value.test, name)) \
+                    and (_is_name(value.body, name) or _is_name(value.orelse, name)):
+                return True
+    return _documented_auto(ast.get_docstring(func) or "", name)
+
+
+AUTO_DOC = re.compile(r"\bdefaults? to\b[^.]*\b(when|if|unless|based on|depending)\b|\bautomatic\w*|\binferred\b|"
+                      r"\bderived\b|\bif (it is )?(None|not given|not provided|omitted)\b[^.]*\b(us|comput|deriv|infer|"
+                      r"pick|select|choos|allocat|creat)", re.IGNORECASE)
+
+
+def _documented_auto(docstring: str, name: str) -> bool:
+    """The parameter's entry in the docstring (its line and the next two) says the function picks the value."""
+    lines = docstring.splitlines()
+    for i, line in enumerate(lines):
+        if re.match(rf"\s*[`*]*{re.escape(name)}[`*]*\s*(\(|:)", line):
+            entry = " ".join(x.strip() for x in lines[i:i + 3])
+            if AUTO_DOC.search(entry):
                 return True
     return False
+
+
+def _copies_of(stmt: ast.stmt, name: str) -> set[str]:
+    """Names `stmt` binds to the plain value of `name` (`buf = out`)."""
+    return {t.id for node in ast.walk(stmt) if isinstance(node, ast.Assign) and _is_name(node.value, name)
+            for t in node.targets if isinstance(t, ast.Name)}
 
 
 def _is_name(node: ast.AST, name: str) -> bool:
