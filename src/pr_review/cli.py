@@ -2,22 +2,93 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
+import shutil
 import signal
 import sys
+import traceback
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, TextIO
 
 from . import __version__
+from .report.escape import command_safe, terminal_safe
 
 
 class UsageError(Exception):
     """Unusable arguments; reported as one line with exit status 2."""
 
 
+class CommandSafeWriter(io.TextIOBase):
+    """A text stream that passes on whole lines, each made safe for an Actions log (`command_safe`).
+    A line is held until it ends, so a command split across writes is seen whole; on a terminal
+    (no runner reads it) `flush` passes on the unfinished line too, for progress bars."""
+
+    def __init__(self, target: TextIO) -> None:
+        self.target = target
+        self._pending = ""
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.target.encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return self.target.isatty()
+
+    def fileno(self) -> int:
+        return self.target.fileno()
+
+    def write(self, text: str) -> int:
+        self._pending += text
+        end = max(self._pending.rfind("\n"), self._pending.rfind("\r")) + 1
+        if end:
+            self.target.write(command_safe(self._pending[:end]))
+            self._pending = self._pending[end:]
+        return len(text)
+
+    def flush(self) -> None:
+        if self._pending and self.target.isatty():
+            self.finish()
+        self.target.flush()
+
+    def finish(self) -> None:
+        """Pass on the unfinished last line, if any."""
+        if self._pending:
+            self.target.write(command_safe(self._pending))
+            self._pending = ""
+        self.target.flush()
+
+
+@contextmanager
+def command_safe_streams() -> Iterator[None]:
+    """sys.stdout and sys.stderr through CommandSafeWriter for the block: every line the CLI writes
+    (reports, messages, library warnings, tracebacks) is safe in an Actions log."""
+    saved = sys.stdout, sys.stderr
+    streams = CommandSafeWriter(sys.stdout), CommandSafeWriter(sys.stderr)
+    sys.stdout, sys.stderr = streams
+    try:
+        yield
+    finally:
+        for stream in streams:
+            stream.finish()
+        sys.stdout, sys.stderr = saved
+
+
 def _positive(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got '{text}'")
     return int(text)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    k, _, n = text.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise argparse.ArgumentTypeError(f"expected K/N with 1 <= K <= N, got '{text}'")
+    return int(k), int(n)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,9 +124,13 @@ def _parser() -> argparse.ArgumentParser:
     stats = sub.add_parser("stats", help="derivation statistics over a range of first-parent commits")
     stats.add_argument("--repo", default=".")
     stats.add_argument("--range", dest="rev_range", required=True, help="e.g. HEAD~300..HEAD")
-    stats.add_argument("--limit", type=int, help="at most this many PRs (newest first)")
+    stats.add_argument("--limit", type=_positive, help="at most this many PRs (newest first)")
     stats.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"])
     stats.add_argument("--jobs", type=_positive, help="reviews at once (default: every core)")
+    stats.add_argument("--shard", type=_shard, default=(1, 1), metavar="K/N",
+                       help="review only every Nth PR starting with the Kth (one job of a CI matrix)")
+    stats.add_argument("--json", dest="json_out", metavar="FILE",
+                       help="also write the per-PR rows here, for scripts/merge_shards.py")
     stats.add_argument("--all-commits", action="store_true",
                        help="count every first-parent commit, not only those whose subject ends in (#N)")
 
@@ -74,6 +149,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with command_safe_streams():
+        try:
+            return _main(argv)
+        except Exception:  # a bug of ours: its traceback goes through the safe streams too
+            traceback.print_exc()
+            return 1
+
+
+def _main(argv: list[str] | None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `pr-review rules | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = _parser()
@@ -82,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return 2 if exc.code else 0
     try:
+        if args.command in ("review", "ci", "demo", "stats") and shutil.which("git") is None:
+            raise UsageError("git is not installed or not on PATH; it is needed to read the repository")
         if args.command == "review":
             return _review(args)
         if args.command == "ci":
@@ -101,9 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             except GitError as exc:
                 raise UsageError(str(exc)) from exc
             return run_stats(args.repo, args.rev_range, sys.stdout, args.limit, args.profile, not args.all_commits,
-                             args.jobs)
-    except UsageError as exc:
-        print(f"pr-review: {exc}", file=sys.stderr)
+                             args.jobs, args.shard, args.json_out)
+    except UsageError as exc:  # one line, whatever the message quotes (a git error, a path)
+        print(f"pr-review: {terminal_safe(' '.join(str(exc).splitlines()))}", file=sys.stderr)
         return 2
     return 2
 
@@ -134,14 +220,24 @@ def _review(args: argparse.Namespace) -> int:
     if args.context_out:
         from .catalog import load_catalog
         from .report.context import write_context
-        write_context(report, load_catalog(), Path(args.context_out))
-    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty(),
-                  verbose=args.verbose)
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+        try:
+            write_context(report, load_catalog(), Path(args.context_out))
+        except OSError as exc:
+            raise UsageError(f"--context-out {args.context_out}: cannot be written ({exc.strerror})") from exc
+    _emit(render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty(),
+                 verbose=args.verbose), args.output)
     return 0
+
+
+def _emit(text: str, output: str | None) -> None:
+    """The report to `output`, else to stdout; an `output` that cannot be written is a usage error."""
+    if not output:
+        sys.stdout.write(text)
+        return
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot be written ({exc.strerror})") from exc
 
 
 def _ci(args: argparse.Namespace) -> int:
@@ -153,11 +249,8 @@ def _ci(args: argparse.Namespace) -> int:
                                     args.window_hours, args.profile, args.notify_owners))
     except CIUsageError as exc:
         raise UsageError(str(exc)) from exc
-    text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty())
-    if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+    _emit(render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty()),
+          args.output)
     return 0
 
 

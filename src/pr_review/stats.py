@@ -1,6 +1,7 @@
 """`pr-review stats`: how derivation behaves over a repository's history (one PR per first-parent commit)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import statistics
@@ -8,6 +9,7 @@ import subprocess
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
 from typing import Iterator, TextIO
 
 from .model import PRInfo
@@ -56,44 +58,49 @@ def review_all(repo: str, commits: list[tuple[str, str]], profile: str | None, j
 
 
 def run_stats(repo: str, rev_range: str, out: TextIO, limit: int | None = None, profile: str | None = None,
-              prs_only: bool = True, jobs: int | None = None) -> int:
-    commits = first_parent_commits(repo, rev_range, limit, prs_only)
+              prs_only: bool = True, jobs: int | None = None, shard: tuple[int, int] = (1, 1),
+              json_out: str | None = None) -> int:
+    """Review the range's PRs (shard K of N: every Nth from the Kth, for a CI matrix), write the
+    statistics to `out` and, with `json_out`, the per-PR rows that `scripts/merge_shards.py` merges."""
+    commits = first_parent_commits(repo, rev_range, limit, prs_only)[shard[0] - 1::shard[1]]
     if not commits:
         out.write(f"no {'merged-PR ' if prs_only else ''}first-parent commit in {rev_range}\n")
         return 0
     started = time.perf_counter()
-    fired: Counter[str] = Counter()
-    derived: list[int] = []
-    catalog_size = 0
-    step4 = runtime = nothing = 0
-    failed: list[dict] = []
+    rows = []
     progress = Progress(len(commits))
     for row in review_all(repo, commits, profile, jobs or os.cpu_count() or 1):
         progress.advance(failed="error" in row)
-        if "error" in row:
-            failed.append(row)
-            continue
-        families = row["families"]
-        fired.update(families)
-        derived.append(row["derived"])
-        catalog_size = row["catalog_rules"]
-        step4 += row["core_files"]
-        runtime += row["runtime"]
-        nothing += not families
-        profile = profile or row["profile"]
+        rows.append(row)
+    elapsed = time.perf_counter() - started
+    if json_out:
+        Path(json_out).write_text(json.dumps({"repo": repo, "range": rev_range, "shard": list(shard),
+                                              "seconds": round(elapsed, 1), "rows": rows}, indent=1), encoding="utf-8")
+    return write_summary(rows, f"{repo} ({rev_range})", elapsed, out)
+
+
+def write_summary(rows: list[dict], source: str, elapsed: float, out: TextIO) -> int:
+    """The statistics of review rows (`review_summary`); 1 when no review succeeded."""
+    failed = [r for r in rows if "error" in r]
+    done = [r for r in rows if "error" not in r]
     for row in failed:
         out.write(f"{row['sha'][:12]}: review failed: {row['error']}\n")
-    if not derived:
-        out.write(f"no review of the {len(commits)} commit(s) in {rev_range} succeeded\n")
+    if not done:
+        out.write(f"no review of the {len(rows)} commit(s) of {source} succeeded\n")
         return 1
-    total = len(derived)
-    elapsed = time.perf_counter() - started
-    out.write(f"{total} PRs of {repo} ({rev_range}, profile {profile}) in {elapsed:.1f}s "
-              f"({elapsed / len(commits):.2f}s per PR)" + (f", {len(failed)} failed" if failed else "") + "\n")
+    fired: Counter[str] = Counter(family for r in done for family in r["families"])
+    derived = sorted(r["derived"] for r in done)
+    total = len(done)
+    runtime = sum(r["runtime"] for r in done)
+    step4 = sum(r["core_files"] for r in done)
+    nothing = sum(not r["families"] for r in done)
+    profiles = ", ".join(sorted({r["profile"] for r in done}))
+    out.write(f"{total} PRs of {source}, profile {profiles}, in {elapsed:.1f}s "
+              f"({elapsed / len(rows):.2f}s per PR)" + (f", {len(failed)} failed" if failed else "") + "\n")
     out.write(f"runtime surface: {runtime} ({100 * runtime / total:.0f}%); no family fired: {nothing}; "
               f"Step-4 backbone assessment: {step4} ({100 * step4 / total:.1f}%)\n")
     out.write(f"derived rules per PR: median {statistics.median(derived):g}, "
-              f"p90 {sorted(derived)[int(0.9 * (total - 1))]}, max {max(derived)} (catalog: {catalog_size})\n")
+              f"p90 {derived[int(0.9 * (total - 1))]}, max {derived[-1]} (catalog: {done[-1]['catalog_rules']})\n")
     out.write(f"{'family':36} {'PRs':>5} {'share':>6}\n")
     for family, count in sorted(fired.items(), key=lambda kv: (-kv[1], kv[0])):
         out.write(f"{family:36} {count:5d} {100 * count / total:5.1f}%\n")
