@@ -85,7 +85,7 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
     head_sha = repo.ensure_commit(request.head, remote)
     base_sha = repo.ensure_commit(base_ref, remote)
     merge_base = repo.find_merge_base(base_sha, head_sha, remote)
-    catfile = CatFile(repo.root, request.size_cap)
+    catfile = CatFile(repo, request.size_cap)
     catfile_holder.append(catfile)
     source = Source(repo, catfile, merge_base, head_sha)
     profiles = load_profiles()

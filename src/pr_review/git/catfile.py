@@ -1,9 +1,11 @@
 """File contents at a revision through one long-lived `git cat-file --batch` process."""
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
-from pathlib import Path
+
+from .repo import Repo
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 MISSING = "not present at this revision"
@@ -16,18 +18,15 @@ class Blob:
 
 
 class CatFile:
-    def __init__(self, root: str | Path, size_cap: int = DEFAULT_SIZE_CAP):
-        self.root = str(root)
+    def __init__(self, repo: Repo | str | os.PathLike[str], size_cap: int = DEFAULT_SIZE_CAP):
+        self.repo = repo if isinstance(repo, Repo) else Repo(repo)
         self.size_cap = size_cap
         self._proc: subprocess.Popen[bytes] | None = None
         self._cache: dict[tuple[str, str], Blob] = {}
 
     def _process(self) -> subprocess.Popen[bytes]:
         if self._proc is None or self._proc.poll() is not None:
-            self._proc = subprocess.Popen(
-                ["git", "-C", self.root, "cat-file", "--batch"],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            )
+            self._proc = self.repo.popen("cat-file", "--batch")
         return self._proc
 
     def read(self, rev: str, path: str) -> Blob:

@@ -1,44 +1,98 @@
 """Thin, explicit wrapper over the git command line.
 
-Every call goes through `Repo.git`, which forces the settings the diff parser depends on
-(`core.quotePath=false`, no colour, no external diff) whatever the user's config says.
+Every git command is built in `Repo._command` and run by `Repo._exec`, which force the settings the
+diff parser depends on (`core.quotePath=false`, no colour) whatever the user's config says, read no
+attributes from the PR (see `_command`), and give every command a deadline.
 """
 from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+from functools import cache
 from pathlib import Path
 
 # Deepening steps for a shallow clone (actions/checkout's default is depth 1). Bounded: after
 # the last step we unshallow once, then give up with a message.
 DEEPEN_STEPS = (50, 200, 1000)
 
+# Deadlines in seconds. A fetch talks to a server that may accept the connection and never answer;
+# a local command (which may still fetch blobs lazily in a partial clone) gets a generous one.
+FETCH_TIMEOUT = 180.0
+LOCAL_TIMEOUT = 600.0
+NETWORK_COMMANDS = frozenset({"fetch"})
+# Let curl abort a transfer slower than 1 KB/s for 30 s well before the process deadline.
+LOW_SPEED = ("-c", "http.lowSpeedLimit=1000", "-c", "http.lowSpeedTime=30")
+
 
 class GitError(Exception):
     """A git operation failed in a way the user can act on; the message says how."""
 
 
+@cache
+def _supports_attr_source() -> bool:
+    """Whether this git has `--attr-source` (2.40+); asked once per process."""
+    probe = subprocess.run(["git", "--attr-source=HEAD", "version"], capture_output=True)
+    return probe.returncode == 0
+
+
+# The empty tree of each object format: attributes are read from it, i.e. from nowhere.
+EMPTY_TREE = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+              "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
+
+
 class Repo:
     def __init__(self, root: str | os.PathLike[str]):
         self.root = Path(root)
+        git_dir, object_format = _probe(root, "--absolute-git-dir", "--show-object-format").splitlines()
+        self.git_dir = Path(git_dir)
+        self.empty_tree = EMPTY_TREE[object_format]
         self.fetch_log: list[str] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "Repo":
-        probe = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True,
-        )
-        if probe.returncode != 0:
-            raise GitError(f"{path} is not a git repository")
-        return cls(probe.stdout.strip())
+        return cls(_probe(path, "--show-toplevel"))
+
+    def _command(self, args: tuple[str, ...]) -> list[str]:
+        """The full command line for `git <args>`.
+
+        Attributes change how git reads files (`* -diff` makes every file binary, `merge=ours` hides
+        conflicts), and the checkout's `.gitattributes` is the PR's. So git runs on the git directory
+        as a bare repository, which reads attributes from neither work tree nor index, with no global
+        or system attributes file, and, where git has `--attr-source` (newer git would otherwise read
+        HEAD's in a bare repository), from the empty tree."""
+        attr_source = (f"--attr-source={self.empty_tree}",) if _supports_attr_source() else ()
+        return ["git", f"--git-dir={self.git_dir}", *attr_source, "-c", "core.bare=true",
+                "-c", "core.attributesFile=/dev/null", "-c", "core.quotePath=false", "-c", "color.ui=false",
+                *LOW_SPEED, *args]
+
+    def popen(self, *args: str) -> subprocess.Popen[bytes]:
+        """A long-lived git process (cat-file --batch) built and isolated like every other command."""
+        return subprocess.Popen(self._command(args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=_env(), cwd=self.git_dir)
 
     def _exec(self, args: tuple[str, ...], input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        """Every git call: settings the diff parser relies on, no prompts, C locale for messages."""
-        cmd = ["git", "-C", str(self.root), "-c", "core.quotePath=false", "-c", "color.ui=false", *args]
-        env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
-        return subprocess.run(cmd, capture_output=True, input=input, env=env)
+        """Every git call: the isolated command line, no prompts, C locale for messages, a deadline."""
+        network = args[0] in NETWORK_COMMANDS
+        timeout = FETCH_TIMEOUT if network else LOCAL_TIMEOUT
+        # Its own process group, so a deadline also ends the helpers git starts (git-remote-http),
+        # which hold the output pipes open after git itself is killed.
+        with subprocess.Popen(self._command(args), stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(), cwd=self.git_dir,
+                              start_new_session=True) as proc:
+            try:
+                out, err = proc.communicate(input, timeout=timeout)
+            except BaseException as exc:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                if not isinstance(exc, subprocess.TimeoutExpired):
+                    raise
+                target = next((a for a in args[1:] if not a.startswith("-")), "")
+                raise GitError(
+                    f"git {args[0]}{f' from {target}' if network and target else ''} timed out after {timeout:g} s"
+                    + (": the remote did not answer in time" if network else "")) from None
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     def git(self, *args: str, check: bool = True, input: bytes | None = None) -> bytes:
         proc = self._exec(args, input)
@@ -160,3 +214,17 @@ class Repo:
     def ls_tree(self, rev: str, pathspecs: tuple[str, ...] = ()) -> list[str]:
         out = self.git("ls-tree", "-r", "--name-only", "-z", rev, "--", *pathspecs, check=False)
         return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    return {**env, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_ATTR_NOSYSTEM": "1"}
+
+
+def _probe(path: str | os.PathLike[str], *options: str) -> str:
+    """`git rev-parse <options>` in `path`, to find the repository before any command runs in it."""
+    proc = subprocess.run(["git", "-C", str(path), "rev-parse", *options], capture_output=True, text=True,
+                          env=_env(), timeout=LOCAL_TIMEOUT)
+    if proc.returncode != 0:
+        raise GitError(f"{path} is not a git repository")
+    return proc.stdout.strip()
