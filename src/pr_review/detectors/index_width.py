@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Iterator
 
+from ..lang import cpp
 from ..lang.python import dotted_name
 from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
@@ -263,3 +264,222 @@ def _finding(path: str, function: str, product: Product, sibling: tuple[int, str
                "production size at which it passes 2^31.",
         tag="inferred", evidence=evidence,
     )
+
+
+# ------------------------------------------------------------------------------ C++ / HIP
+
+WIDE_TYPE = re.compile(r"64|\blong\b|size_t|ptrdiff_t|intptr_t|\blong_index_t\b")
+NARROW_TYPE = re.compile(r"\b(int|unsigned|signed|short|u?int(8|16|32)_t|index_t|uint|int32|uint32|auto)\b")
+RUNTIME_IDS = ("blockIdx", "gridDim")  # threadIdx and blockDim are bounded by the block size
+CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".h", ".hpp")
+
+
+class _CppWidth:
+    """Width/bound classification of expressions in one C++ function."""
+
+    def __init__(self, func, template_params: set[str]) -> None:
+        self.func = func
+        self.bounded_names = set(template_params)
+        self.types: dict[str, str] = {}  # local or parameter → declared type text
+        self.inits: dict[str, list] = {}
+        self.pointers: set[str] = set()
+        self.params: set[str] = set()
+        self.memo: dict[str, int] = {}
+        declarator = func.child_by_field_name("declarator")
+        for node in cpp.walk(func):
+            if node.type == "parameter_declaration" and _inside(node, declarator):
+                self._declare(node, param=True)
+            elif node.type == "declaration":
+                self._declare(node)
+
+    def _declare(self, node, param: bool = False) -> None:
+        type_text = cpp.text_of(node.child_by_field_name("type"))
+        qualifiers = " ".join(cpp.text_of(c) for c in node.children if c.type in ("type_qualifier",
+                                                                                    "storage_class_specifier"))
+        for declarator in node.children_by_field_name("declarator"):
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" else declarator
+            pointer = target is not None and target.type in ("pointer_declarator", "array_declarator",
+                                                             "reference_declarator") and "*" in cpp.text_of(target)
+            while target is not None and target.type not in ("identifier", "field_identifier"):
+                target = target.child_by_field_name("declarator") or next(
+                    (c for c in target.named_children if c.type == "identifier"), None)
+            name = cpp.text_of(target)
+            if not name:
+                continue
+            if pointer:
+                self.pointers.add(name)
+                continue
+            if "constexpr" in qualifiers:
+                self.bounded_names.add(name)
+                continue
+            self.types[name] = type_text
+            if param:
+                self.params.add(name)
+            if value is not None:
+                self.inits.setdefault(name, []).append(value)
+
+    def kind(self, node) -> int:
+        t = node.type
+        if t in ("number_literal", "sizeof_expression", "char_literal", "true", "false", "string_literal"):
+            return BOUNDED
+        if t == "identifier":
+            return self._name(cpp.text_of(node))
+        if t == "qualified_identifier":
+            return BOUNDED  # T::KV_TILE_SIZE, a namespace constant
+        if t == "field_expression":
+            base = node.child_by_field_name("argument")
+            if base is not None and cpp.text_of(base) in RUNTIME_IDS:
+                return RUNTIME
+            if base is not None and cpp.text_of(base) in ("threadIdx", "blockDim"):
+                return BOUNDED
+            return RUNTIME if base is not None and self.kind(base) != BOUNDED else BOUNDED
+        if t == "cast_expression":
+            type_node = node.child_by_field_name("type")
+            if WIDE_TYPE.search(cpp.text_of(type_node)):
+                return WIDE
+            value = node.child_by_field_name("value")
+            return self.kind(value) if value is not None else BOUNDED
+        if t == "call_expression":
+            func = node.child_by_field_name("function")
+            args = node.child_by_field_name("arguments")
+            if func is not None and func.type == "template_function" and \
+                    cpp.text_of(func.child_by_field_name("name")).endswith("_cast"):
+                if WIDE_TYPE.search(cpp.text_of(func.child_by_field_name("arguments"))):
+                    return WIDE
+            return max((self.kind(a) for a in (args.named_children if args is not None else [])), default=BOUNDED)
+        if t in ("subscript_expression", "pointer_expression"):
+            return RUNTIME  # a value loaded from memory (a page id from a table)
+        if t == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op = cpp.text_of(node.child_by_field_name("operator"))
+            kr = self.kind(right) if right is not None else BOUNDED
+            if op in ("%", "&") and kr == BOUNDED:
+                return BOUNDED
+            if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return BOUNDED
+            return max(self.kind(left) if left is not None else BOUNDED, kr)
+        if t == "conditional_expression":
+            return max(self.kind(c) for c in (node.child_by_field_name("consequence"),
+                                              node.child_by_field_name("alternative")) if c is not None)
+        if t in ("parenthesized_expression", "unary_expression"):
+            return max((self.kind(c) for c in node.named_children), default=BOUNDED)
+        return BOUNDED
+
+    def _name(self, name: str) -> int:
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = BOUNDED
+        if name in self.bounded_names or name not in self.types:
+            result = BOUNDED  # a template or constexpr constant, a macro, a global
+        elif WIDE_TYPE.search(self.types[name]):
+            result = WIDE
+        elif not NARROW_TYPE.search(self.types[name]):
+            result = BOUNDED  # not an integer (a float, a struct): not an index operand
+        elif name in self.params:
+            result = RUNTIME
+        else:
+            result = max((self.kind(v) for v in self.inits.get(name, [])), default=BOUNDED)
+        self.memo[name] = result
+        return result
+
+
+def _inside(node, container) -> bool:
+    return container is not None and container.start_byte <= node.start_byte and node.end_byte <= container.end_byte
+
+
+def _template_params(func) -> set[str]:
+    out = set()
+    for a in cpp.ancestors(func):
+        if a.type == "template_declaration":
+            params = a.child_by_field_name("parameters")
+            for p in params.named_children if params is not None else []:
+                idents = [n for n in cpp.walk(p) if n.type in ("identifier", "type_identifier")]
+                if idents:
+                    out.add(cpp.text_of(idents[-1]))
+    return out
+
+
+def _feeds_address(product, width: _CppWidth, offset_names: set[str]) -> bool:
+    """The product is (part of) a subscript index, a pointer offset, or the value of an offset variable."""
+    child = product
+    for a in cpp.ancestors(product):
+        if a.type == "subscript_expression":
+            return child != a.child_by_field_name("argument")
+        if a.type == "binary_expression" and cpp.text_of(a.child_by_field_name("operator")) in ("+", "-"):
+            other = a.child_by_field_name("left") if child == a.child_by_field_name("right") else a.child_by_field_name("right")
+            if other is not None and other.type == "identifier" and cpp.text_of(other) in width.pointers:
+                return True
+        if a.type == "init_declarator":
+            target = a.child_by_field_name("declarator")
+            return cpp.text_of(target) in offset_names
+        if a.type == "assignment_expression":
+            return cpp.text_of(a.child_by_field_name("left")) in offset_names
+        if a.type in ("expression_statement", "compound_statement", "function_definition", "argument_list"):
+            return False
+        child = a
+    return False
+
+
+def _offset_names(func, width: _CppWidth) -> set[str]:
+    """Locals used as a subscript index or added to a pointer somewhere in the function."""
+    out = set()
+    for node in cpp.walk(func):
+        if node.type == "subscript_expression":
+            index = node.child_by_field_name("indices") or node.named_children[-1]
+            out.update(cpp.text_of(n) for n in cpp.walk(index) if n.type == "identifier")
+        elif node.type == "binary_expression" and cpp.text_of(node.child_by_field_name("operator")) in ("+", "-"):
+            sides = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+            if any(s is not None and s.type == "identifier" and cpp.text_of(s) in width.pointers for s in sides):
+                out.update(cpp.text_of(n) for s in sides if s is not None for n in cpp.walk(s) if n.type == "identifier")
+    return out - width.pointers
+
+
+def cpp_products(text: str, added: set[int]) -> Iterator[tuple[str, Product]]:
+    tree = cpp.parse_cached(text)
+    per_function: dict[int, tuple[_CppWidth, set[str]]] = {}
+    seen: set[int] = set()
+    for node in cpp.nodes_on_lines(tree.root_node, added, ("binary_expression",)):
+        if cpp.text_of(node.child_by_field_name("operator")) != "*" or cpp.line_of(node) in seen:
+            continue
+        func = cpp.enclosing_function(node)
+        if func is None:
+            continue
+        if func.id not in per_function:
+            width = _CppWidth(func, _template_params(func))
+            per_function[func.id] = (width, _offset_names(func, width))
+        width, offsets = per_function[func.id]
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if left is None or right is None or width.kind(left) != RUNTIME or width.kind(right) != RUNTIME:
+            continue
+        if not _feeds_address(node, width, offsets):
+            continue
+        seen.add(cpp.line_of(node))
+        yield cpp.function_name(func), Product(cpp.line_of(node), _short(cpp.text_of(node)),
+                                               (_short(cpp.text_of(left), 40), _short(cpp.text_of(right), 40)))
+
+
+def _cpp_widened_sibling(text: str) -> tuple[int, str] | None:
+    match = re.search(r"static_cast<\s*(u?int64_t|long|size_t|long_index_t)\s*>\s*\([^)]*\)\s*\*", text)
+    if not match:
+        return None
+    return text[:match.start()].count("\n") + 1, match.group(0)
+
+
+@detector("int32-index-overflow")
+def int32_index_overflow_cpp(review: ReviewInput) -> Iterable[Finding]:
+    for f in review.changed("cpp", include_tests=False):
+        if not f.path.endswith(CPP_SUFFIXES) or not any("*" in t for _, t in f.added):
+            continue
+        text = review.source.text(f.path)
+        if text is None:
+            continue
+        base_text = review.base_text(f, "") or ""
+        base_products = {_squash(m) for m in re.findall(r"[\w.\->()\[\]]+\s*\*\s*[\w.\->()\[\]]+", base_text)}
+        sibling = None
+        for function, product in cpp_products(text, f.added_lines):
+            if _squash(product.text) in base_products:
+                continue  # the same product was there before the PR
+            if sibling is None:
+                sibling = _cpp_widened_sibling(text) or (0, "")
+            yield _finding(f.path, function, product, sibling if sibling[0] else None, "C++")
