@@ -701,8 +701,9 @@ def _lifted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-UNSUPPORTED = re.compile(r"not (?:yet )?(?:supported|implemented|available)|unsupported|only supports?\b|"
-                         r"does(?: not|n't) support|cannot handle|can't handle", re.IGNORECASE)
+UNSUPPORTED = re.compile(r"not (?:yet |currently )?(?:supported|implemented|available)|unsupported|only supports?\b|"
+                         r"(?:does|do|is)(?: not|n't)(?: yet| currently)? (?:support|handle)|cannot handle|can't handle",
+                         re.IGNORECASE)
 
 
 def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
