@@ -163,6 +163,8 @@ def _stub_bodies(path: str, tree: ast.Module, added: set[int], lines: list[str])
                 continue  # an unsupported-case raise in one branch is a guard, not a stub
             if what == "pass" and (len(body) > 1 or _explained(lines, stmt.lineno)):
                 continue  # a docstring or a comment says why nothing happens: a deliberate no-op
+            if what == "pass" and kind == "branch" and node.orelse:
+                continue  # the accepted case of an if/elif chain whose other branches do the work
             yield Finding(
                 rule="incomplete-code", path=path, line=stmt.lineno,
                 problem=f"The new {kind} `{name}` has only `{what}` as its body.",
