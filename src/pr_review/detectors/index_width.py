@@ -483,3 +483,142 @@ def int32_index_overflow_cpp(review: ReviewInput) -> Iterable[Finding]:
             if sibling is None:
                 sibling = _cpp_widened_sibling(text) or (0, "")
             yield _finding(f.path, function, product, sibling if sibling[0] else None, "C++")
+
+
+# ------------------------------------------------------------------------------ FlyDSL
+
+FLY_NARROW = re.compile(r"\b(Int32|Int16|Int8|Uint32|i32)\b")
+FLY_WIDE = re.compile(r"\b(Int64|Uint64|i64|index)\b")
+FLY_BOUNDED_PARAM = re.compile(r"Constexpr|constexpr")
+# Calls that move a value into 64 bits, and calls whose arguments are addresses.
+FLY_WIDENING = ("index_cast", "extsi", "extui")
+FLY_ADDRESS_CALLS = re.compile(r"^(buffer_(load|store|atomic\w*)|index_cast|GTensor|make_buffer_tensor)$")
+
+
+def _fly_kernels(tree: ast.Module) -> list[ast.FunctionDef]:
+    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "kernel" for d in n.decorator_list)]
+
+
+class _FlyWidth:
+    """Width/bound classification in one FlyDSL kernel (nested helpers included: they close over it)."""
+
+    def __init__(self, func: ast.FunctionDef) -> None:
+        args = func.args
+        self.params = {a.arg: ast.unparse(a.annotation) if a.annotation is not None else ""
+                       for a in args.posonlyargs + args.args + args.kwonlyargs}
+        self.defs: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(func):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.defs.setdefault(target.id, []).append(node.value)
+        self.memo: dict[str, int] = {}
+
+    def kind(self, node: ast.AST) -> int:
+        if isinstance(node, ast.Constant):
+            return BOUNDED
+        if isinstance(node, ast.Name):
+            return self._name(node.id)
+        if isinstance(node, ast.Attribute):
+            text = dotted_name(node)
+            return RUNTIME if "block_idx" in text or "block_id" in text else BOUNDED
+        if isinstance(node, ast.BinOp):
+            right = self.kind(node.right)
+            if isinstance(node.op, ast.Mod) and right == BOUNDED:
+                return BOUNDED
+            return max(self.kind(node.left), right)
+        if isinstance(node, ast.Call):
+            return self._call(node)
+        return BOUNDED
+
+    def _call(self, call: ast.Call) -> int:
+        tail = _call_tail(call)
+        args = list(call.args) + [k.value for k in call.keywords]
+        type_text = " ".join(ast.unparse(a) for a in args[:1]) + " " + " ".join(
+            ast.unparse(k.value) for k in call.keywords if k.arg in ("dtype", "type"))
+        if tail in FLY_WIDENING and FLY_WIDE.search(type_text):
+            return WIDE
+        if tail.startswith("buffer_load"):
+            dtype = next((k.value for k in call.keywords if k.arg == "dtype"), None)
+            return WIDE if dtype is not None and FLY_WIDE.search(ast.unparse(dtype)) else RUNTIME
+        if tail == "constant":
+            return BOUNDED
+        if tail in ("remsi", "remui") and len(call.args) == 2 and self.kind(call.args[1]) == BOUNDED:
+            return BOUNDED
+        if tail == "trunci":
+            return RUNTIME if any(self.kind(a) != BOUNDED for a in call.args[1:]) else BOUNDED  # narrowed to i32
+        return max((self.kind(a) for a in args), default=BOUNDED)
+
+    def _name(self, name: str) -> int:
+        if name in self.memo:
+            return self.memo[name]
+        self.memo[name] = BOUNDED
+        if name in self.params:
+            annotation = self.params[name]
+            result = (BOUNDED if FLY_BOUNDED_PARAM.search(annotation) else WIDE if FLY_WIDE.search(annotation)
+                      else RUNTIME if FLY_NARROW.search(annotation) else BOUNDED)
+        else:
+            result = max((self.kind(v) for v in self.defs.get(name, [])), default=BOUNDED)
+        self.memo[name] = result
+        return result
+
+
+def _fly_products(func: ast.FunctionDef, width: _FlyWidth) -> Iterator[ast.AST]:
+    """Narrow runtime products (`a * b`, `arith.muli(a, b)`) that reach an address argument."""
+    roots = [a for n in ast.walk(func) if isinstance(n, ast.Call) and FLY_ADDRESS_CALLS.match(_call_tail(n))
+             for a in list(n.args)[1:] + [k.value for k in n.keywords if k.arg not in ("dtype", "vec_width")]]
+    seen: set[str] = set()
+    todo: list[ast.AST] = list(roots)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and _call_tail(node).startswith("buffer_load"):
+            continue  # a loaded value is opaque; its own offset is another root
+        operands = None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            operands = (node.left, node.right)
+        elif isinstance(node, ast.Call) and _call_tail(node) == "muli" and len(node.args) == 2:
+            operands = (node.args[0], node.args[1])
+        if operands and all(width.kind(o) == RUNTIME for o in operands):
+            yield node
+        if isinstance(node, ast.Name) and node.id not in seen:
+            seen.add(node.id)
+            todo.extend(width.defs.get(node.id, ()))
+        todo.extend(ast.iter_child_nodes(node))
+
+
+@detector("int32-index-overflow")
+def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
+    for f, tree in review.python_files(include_tests=False, added_matching=TRITON_TOKEN):
+        text = review.source.text(f.path) or ""
+        if "flydsl" not in text and "flyc" not in text:
+            continue
+        base = _base_products_of(review.base_python(f))
+        sibling = None
+        for func in _fly_kernels(tree):
+            width = _FlyWidth(func)
+            found: dict[int, Product] = {}
+            for product in _fly_products(func, width):
+                if product.lineno not in f.added_lines or _squash(ast.unparse(product)) in base:
+                    continue
+                left, right = (product.left, product.right) if isinstance(product, ast.BinOp) else product.args[:2]
+                found.setdefault(product.lineno, Product(product.lineno, _short(ast.unparse(product)),
+                                                         (_short(ast.unparse(left), 40), _short(ast.unparse(right), 40))))
+            for product in sorted(found.values(), key=lambda p: p.line):
+                if sibling is None:
+                    sibling = _fly_widened_sibling(tree) or (0, "")
+                yield _finding(f.path, func.name, product, sibling if sibling[0] else None, "FlyDSL")
+
+
+def _base_products_of(tree: ast.Module | None) -> set[str]:
+    if tree is None:
+        return set()
+    return {_squash(ast.unparse(n)) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)}
+
+
+def _fly_widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _call_tail(node) in FLY_WIDENING and node.args and \
+                FLY_WIDE.search(ast.unparse(node.args[0])):
+            return node.lineno, _short(ast.unparse(node))
+    return None
