@@ -206,9 +206,8 @@ def apply_ci_verdicts(checklist: list[ChecklistItem], ci: CIResult, findings: li
         if item.rule == "ci-failure-classification":
             item.verdict = "FIRE" if counts.get("pr") else "CLEAR"
             item.reason = f"CI classification: {classes}"
-        elif item.rule == "downstream-ci-skipped":
-            item.verdict, item.reason = ("FIRE", hits[0].action) if hits else ("CLEAR", "CI classification found "
-                                        "the downstream jobs run, labelled, or no consumed op changed")
+        elif item.rule == "downstream-ci-skipped" and (hits or ci.downstream_clear):
+            item.verdict, item.reason = ("FIRE", hits[0].action) if hits else ("CLEAR", ci.downstream_clear)
         elif item.rule == "core-api-owner-signoff" and ci.owners:
             item.verdict = "FIRE"
             item.reason = "; ".join(f"{o.path}: de-facto owner {o.name} ({o.commits} of {o.total} commits)"

@@ -46,6 +46,7 @@ class CIResult:
     findings: list[Finding] = field(default_factory=list)
     owners: list[Owner] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    downstream_clear: str | None = None  # why E4 needs no label; None when it fired or was not checked
 
     @property
     def caused_by_pr(self) -> int:
@@ -66,7 +67,7 @@ def run(request: CIRequest, head_sha: str, files: list[ChangedFile], profile: Pr
     if not data.jobs and not data.checks and not data.partial:
         result.notes.append(f"No CI run or check has reported on {head_sha[:12]} yet.")
     labels = data.labels if data.labels is not None else list(request.labels)
-    e4, notes = downstream.check(files, profile, data.jobs, labels, workflow_text)
+    e4, notes, result.downstream_clear = downstream.check(files, profile, data.jobs, labels, workflow_text)
     result.findings.extend(e4)
     result.notes.extend(notes)
     result.owners, notes = owners(repo, base_rev, files, profile, request.notify_owners)

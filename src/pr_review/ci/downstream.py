@@ -88,28 +88,28 @@ def _rank(order: list[str], label: str) -> int:
 
 
 def check(files: list[ChangedFile], profile: Profile, head_jobs: list[Job], labels: list[str],
-          workflow_text) -> tuple[list[Finding], list[str]]:
-    """E4 findings (one per PR) and notes; nothing when the profile names no downstream jobs."""
+          workflow_text) -> tuple[list[Finding], list[str], str | None]:
+    """E4 findings (one per PR), notes, and why no finding was due (None: not checked)."""
     data = profile.data.get("downstream") or {}
     if not data:
-        return [], []
+        return [], [], None
     ops = touched_ops(files, profile)
     if not ops:
-        return [], []
+        return [], [], "no op that downstream projects consume changed"
     jobs, notes = confirmed_jobs(profile, workflow_text)
     if not jobs:
         files_named = ", ".join(item["workflow"] for item in data.get("jobs") or [])
         return [], [f"None of the downstream workflows the {profile.name} profile names ({files_named}) is in "
-                    f"{WORKFLOWS} with its job and label; downstream coverage (E4) was not checked."]
+                    f"{WORKFLOWS} with its job and label; downstream coverage (E4) was not checked."], None
     downstream_labels = list(profile.data.get("downstream_labels") or [])
     set_labels = [label for label in labels if label in downstream_labels]
     if set_labels:
-        return [], notes + [f"Downstream CI is requested by the label(s) {', '.join(set_labels)}."]
+        return [], notes, f"downstream CI is requested by the label(s) {', '.join(set_labels)}"
     names = {name for _, _, job_names in ops.values() for name in job_names}
     ran = [j for j in head_jobs if any(j.name == name or j.name.startswith(name + " (") for name in names)
            and j.status == "completed" and j.conclusion not in ("skipped", None)]
     if ran:
-        return [], notes
+        return [], notes, f"the downstream job(s) {', '.join(sorted({j.name for j in ran}))} ran"
     needed = minimal_labels(ops, jobs, downstream_labels, data.get("catch_all", "ci:all"))
     first_op, (paths, models, _) = next(iter(ops.items()))
     skipped = sorted(names & {job.name for job in jobs}) or sorted(names)
@@ -125,4 +125,4 @@ def check(files: list[ChangedFile], profile: Profile, head_jobs: list[Job], labe
         action=f"Reviewer should ask for the label(s) {', '.join(needed)} and require the downstream jobs green "
                "before merging.",
     )
-    return [finding], notes
+    return [finding], notes, None
