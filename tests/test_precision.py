@@ -138,3 +138,14 @@ def test_fp32_references_are_read_as_policy_where_the_tests_routinely_upcast(rep
     assert facts.upcast_references_are_the_norm("op_tests/test_new.py")  # 2 of 6
     assert not facts.upcast_references_are_the_norm("tests/test_new.py")  # 1 of 5
     catfile.close()
+
+
+def test_a_main_only_test_that_ci_runs_as_a_script_is_a_note(tmp_path):
+    from test_fixtures_rules import FIXTURES, build_fixture_repo
+
+    repo = build_fixture_repo(FIXTURES / "uncollectable-test" / "fire-note-when-ci-runs-it-as-a-script",
+                              tmp_path / "repo", [])
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    note = next(f for f in report.all_findings if f.rule == "uncollectable-test")
+    assert (note.severity, note.tag) == ("low", "inferred")
+    assert "aiter_test.sh" in note.problem

@@ -250,8 +250,8 @@ def uncollectable_test(review: ReviewInput) -> Iterable[Finding]:
     candidates = []
     for f in new:
         known = reach.get(f.path)
-        if known is not None and (known.status != "run" or known.runner in ("script", "unittest")):
-            continue  # CI runs it as a script (its __main__ checks do run), or not at all (test-never-run's case)
+        if known is not None and known.status != "run":
+            continue  # nothing in CI runs it at all: test-never-run's case
         tree = review.source.python(f.path)
         if tree is None:
             continue
@@ -269,6 +269,17 @@ def uncollectable_test(review: ReviewInput) -> Iterable[Finding]:
         if importers:
             continue  # a helper module other tests import, not a standalone test
         line, anchor = _entry_point(tree)
+        runner = reach.get(f.path)
+        if runner is not None and runner.runner in ("script", "unittest"):
+            # CI runs the file itself (`python3 $file`), so its checks do run there: a note, not a gap
+            yield Finding(
+                rule="uncollectable-test", path=f.path, line=line, severity="low", tag="inferred",
+                problem=f"`{f.path}` defines no `test*` function or `Test*` class; its checks run through {anchor}, "
+                        f"which CI executes as a script ({runner.reason}), so pytest selection and reports do not see them.",
+                impact="The checks run in that CI job only; a pytest run or a `-k` selection reports nothing for this file.",
+                action="Reviewer may ask for `test_` functions if the project is moving its tests to pytest.",
+            )
+            continue
         yield Finding(
             rule="uncollectable-test", path=f.path, line=line,
             problem=f"`{f.path}` is named like a test but defines no `test*` function or `Test*` class, so pytest "
