@@ -11,6 +11,7 @@ from .. import __version__
 from ..catalog import Catalog, Rule
 from ..model import Report
 from ..rulesdata import rules_root
+from .escape import json_safe
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 REPOSITORY_URL = "https://github.com/rocm/pr-review-action"
@@ -84,4 +85,4 @@ def render_sarif(report: Report, catalog: Catalog) -> str:
             "results": results,
         }],
     }
-    return json.dumps(sarif, indent=2, ensure_ascii=False) + "\n"
+    return json_safe(json.dumps(sarif, indent=2, ensure_ascii=False)) + "\n"
