@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from .rulesdata import load_untrusted_yaml
+
 CONFIG_PATH = ".github/pr-review.yml"
 SEVERITIES = ("high", "medium", "low")
 KNOWN_KEYS = {"profile", "disable", "severity", "exclude", "rule_dirs"}
@@ -33,17 +35,18 @@ def parse_config(text: str | None, source_name: str, known_rules: set[str], prof
         return RepoConfig()
     messages: list[str] = []
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_untrusted_yaml(text) or {}
     except yaml.YAMLError as exc:
-        return RepoConfig(messages=(f"{source_name}: not valid YAML ({exc}); using defaults",))
+        return RepoConfig(messages=(f"{source_name}: cannot be read as YAML ({exc}); using defaults",))
     if not isinstance(data, dict):
         return RepoConfig(messages=(f"{source_name}: top level must be a mapping; using defaults",))
-    for key in sorted(set(data) - KNOWN_KEYS):
+    for key in sorted(str(k) for k in set(data) - KNOWN_KEYS):
         messages.append(f"{source_name}: unknown key '{key}' ignored (known: {', '.join(sorted(KNOWN_KEYS))})")
 
     profile = data.get("profile")
-    if profile is not None and profile not in profiles:
-        messages.append(f"{source_name}: profile: '{profile}' is not one of {', '.join(sorted(profiles))}; auto-detecting")
+    if profile is not None and (not isinstance(profile, str) or profile not in profiles):
+        shown = f"'{profile}'" if isinstance(profile, (str, int, float)) else f"a {type(profile).__name__}"
+        messages.append(f"{source_name}: profile: {shown} is not one of {', '.join(sorted(profiles))}; auto-detecting")
         profile = None
 
     def id_list(key: str) -> list[str]:
