@@ -96,7 +96,9 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
     notes += list(config.messages)
     if config.rule_dirs:
         _add_repository_rules(catalog, source, config.rule_dirs, notes)
-    name = request.profile or config.profile or detect_profile(profiles, lambda p: source.exists(p, "head"))
+    # Detected on the base side, like the config: a PR that adds another project's marker file
+    # does not choose the rules it is reviewed by.
+    name = request.profile or config.profile or detect_profile(profiles, lambda p: source.exists(p, "base"))
     if name not in profiles:
         raise ValueError(f"unknown profile '{name}' (choose from {', '.join(sorted(profiles))})")
     return Context(repo, source, base_ref, base_sha, merge_base, head_sha, profiles[name], catalog, config, notes)

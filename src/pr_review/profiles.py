@@ -103,7 +103,7 @@ def load_profiles(directory: Path | None = None) -> dict[str, Profile]:
 
 
 def detect_profile(profiles: dict[str, Profile], exists) -> str:
-    """The first profile whose marker path exists (`exists(path)` asks the head tree)."""
+    """The first profile whose marker path exists (`exists(path)` asks the base tree of the review)."""
     for name in DETECTION_ORDER:
         profile = profiles.get(name)
         if profile and any(exists(marker.rstrip("/")) for marker in profile.markers):
