@@ -12,6 +12,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Iterator, TextIO
 
+from .cli import UsageError
 from .model import PRInfo
 from .pipeline import ReviewRequest, review
 from .progress import Progress
@@ -20,8 +21,11 @@ PR_SUBJECT = re.compile(r"\(#(\d+)\)\s*$")
 
 
 def first_parent_commits(repo: str, rev_range: str, limit: int | None, prs_only: bool) -> list[tuple[str, str]]:
-    out = subprocess.run(["git", "-C", repo, "log", "--first-parent", "--no-merges", "--format=%H%x09%s", rev_range],
-                         check=True, capture_output=True, text=True).stdout
+    try:
+        out = subprocess.run(["git", "-C", repo, "log", "--first-parent", "--no-merges", "--format=%H%x09%s",
+                              rev_range, "--"], check=True, capture_output=True, text=True).stdout
+    except subprocess.CalledProcessError as exc:  # a range git cannot read is an unusable argument
+        raise UsageError(f"--range {rev_range}: {(exc.stderr.strip().splitlines() or ['git log failed'])[0]}") from exc
     commits = [tuple(line.split("\t", 1)) for line in out.splitlines() if "\t" in line]
     if prs_only:
         commits = [c for c in commits if PR_SUBJECT.search(c[1])]
