@@ -150,7 +150,7 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
 
 # ------------------------------------------------------------------------------ C++ / HIP
 
-def _family(review: ReviewInput, path: str) -> list[str]:
+def symbol_family(review: ReviewInput, path: str) -> list[str]:
     """The file and the headers of its symbol family: same directory and stem, or included by it."""
     stem, _, _ = path.rpartition(".")
     out = [path]
@@ -240,17 +240,41 @@ def _cpp_hits(review: ReviewInput) -> Iterator[Hit]:
         if text is None or not EMPTY_CPP.search(text):
             continue
         atomics: dict[str, tuple[str, dict[int, tuple[int, str]]]] = {}
-        for member in _family(review, f.path):
+        writers: dict[str, set[int]] = {}
+        for member in symbol_family(review, f.path):
             member_text = text if member == f.path else review.source.text(member) or ""
             for name, params in _cpp_atomic_params(member_text).items():
                 atomics.setdefault(name, (member, params))
+            for name, indices in _cpp_written_params(member_text).items():
+                writers.setdefault(name, set()).update(indices)
         if not atomics:
             continue
-        yield from _cpp_file_hits(review, f, text, atomics)
+        yield from _cpp_file_hits(review, f, text, atomics, writers)
+
+
+def _cpp_written_params(text: str) -> dict[str, set[int]]:
+    """Kernel name → indices of pointer parameters it stores into (`p[i] = …`, `*p = …`): an init or
+    producer kernel launched before the atomic one leaves the buffer written."""
+    tree = cpp.parse_cached(text)
+    out: dict[str, set[int]] = {}
+    for node in cpp.walk(tree.root_node):
+        if node.type != "assignment_expression" or cpp.text_of(node.child_by_field_name("operator")) != "=":
+            continue
+        left = node.child_by_field_name("left")
+        func = cpp.enclosing_function(node)
+        if left is None or func is None or left.type not in ("subscript_expression", "pointer_expression"):
+            continue
+        target = left.child_by_field_name("argument")
+        name = cpp.text_of(target)
+        params = _cpp_params(func)
+        if name in params:
+            out.setdefault(cpp.function_name(func), set()).add(params.index(name))
+    return out
 
 
 def _cpp_file_hits(review: ReviewInput, f: ChangedFile, text: str,
-                   atomics: dict[str, tuple[str, dict[int, tuple[int, str]]]]) -> Iterator[Hit]:
+                   atomics: dict[str, tuple[str, dict[int, tuple[int, str]]]],
+                   writers: dict[str, set[int]]) -> Iterator[Hit]:
     tree = cpp.parse_cached(text)
     added = f.added_lines
     for start, end, _name in cpp.function_spans(tree):
@@ -271,11 +295,21 @@ def _cpp_file_hits(review: ReviewInput, f: ChangedFile, text: str,
                 for buffer in set(re.findall(r"\b\w+\b", args[index])) & set(allocations):
                     alloc_line = allocations[buffer]
                     between = "\n".join(body_lines[alloc_line - start + 1:launch_line - start])
-                    if alloc_line > launch_line or _cleared_cpp(between, buffer):
+                    if alloc_line > launch_line or _cleared_cpp(between, buffer) or \
+                            _written_by_launch(between, buffer, writers):
                         continue
                     new = alloc_line in added or launch_line in added or (apath == f.path and aline in added)
                     if new:
                         yield Hit(f.path, alloc_line, buffer, kernel, launch_line, apath, aline, atext)
+
+
+def _written_by_launch(between: str, buffer: str, writers: dict[str, set[int]]) -> bool:
+    """A kernel launched between allocation and the atomic launch stores into the buffer first."""
+    for kernel, _, args in _cpp_launches(between):
+        for index in writers.get(kernel, ()):
+            if index < len(args) and re.search(rf"\b{re.escape(buffer)}\b", args[index]):
+                return True
+    return False
 
 
 def _cleared_cpp(between: str, buffer: str) -> bool:

@@ -19,6 +19,7 @@ from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..model import Evidence, Finding
 from . import detector
+from .atomics import symbol_family
 from .base import ReviewInput
 
 # A line worth following to a sibling: long enough to be a formula, not a loop header or a brace.
@@ -168,18 +169,18 @@ def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str]) -> tuple
 
 
 def _asymmetries(source: list[str], copy: list[str]) -> Iterator[tuple[int, str, int, str]]:
-    """(copy line, what the copy lacks, source line, source text) for blocks the copy rewrote from
-    the source and in which it lost a safety marker the source block has."""
+    """(copy line, what the copy lacks, source line, source text) for blocks the copy rewrote or
+    dropped from the source and in which it lost a safety marker the source block has."""
     matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        if op != "replace":
+        if op not in ("replace", "delete"):
             continue
         theirs, mine = "\n".join(source[a1:a2]), "\n".join(copy[b1:b2])
         for what, marker in SAFETY_MARKERS.items():
             lost = len(marker.findall(theirs)) - len(marker.findall(mine))
             if lost > 0:
                 src_line = next(i for i in range(a1, a2) if marker.search(source[i]))
-                yield b1 + 1, what, src_line + 1, source[src_line].strip()
+                yield (b1 + 1 if op == "replace" else max(b1, 1)), what, src_line + 1, source[src_line].strip()
 
 
 @detector("twin-divergence")
@@ -194,6 +195,10 @@ def twin_divergence(review: ReviewInput) -> Iterable[Finding]:
         source_path, share = found
         source_lines = review.source.lines(source_path, "base")
         asymmetries = list(_asymmetries(source_lines, lines))
+        if f.language == "cpp" and asymmetries:
+            # headers count: a barrier or check the copy keeps in its own header is not lost
+            headers = "\n".join(review.source.text(p) or "" for p in symbol_family(review, f.path)[1:])
+            asymmetries = [a for a in asymmetries if not SAFETY_MARKERS[a[1]].search(headers)]
         if not asymmetries:
             continue  # a faithful copy: the finding is the asymmetry, not the copy
         line, what, src_line, src_text = asymmetries[0]
