@@ -202,14 +202,30 @@ def arch_literal_in_dispatch(review: ReviewInput) -> Iterable[Finding]:
             continue  # kernel-specific code, or a file that already compares arch literals (aiter#3956)
         added = f.added_lines
         parents = index_of(tree).parents
+        kernel_archs = _arch_specific_imports(review, tree)
         hits: list[tuple[int, list[str], str, str]] = []
         for node, lits in _arch_comparisons(tree):
             if not _touched(node, added) or _capability_guard(node, parents, f.path):
                 continue
+            if set(lits) <= kernel_archs:
+                continue  # selects a kernel family that exists only for that arch (`…/gfx1250/…`): correct dispatch
             func = _enclosing_function(node, parents)
             hits.append((node.lineno, lits, ast.unparse(node), f"`{func.name}`" if func else "module level"))
         if hits:
             yield _arch_finding(f.path, sorted(hits))
+
+
+def _arch_specific_imports(review: ReviewInput, tree: ast.Module) -> set[str]:
+    """Archs of the arch-specific kernel modules a file imports (`_gluon_kernels.gfx1250.moe…`)."""
+    archs: set[str] = set()
+    index = index_of(tree)
+    for node in [*index.of_type(ast.Import), *index.of_type(ast.ImportFrom)]:
+        names = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+        for name in names:
+            arch = review.facts.arch_of(name.replace(".", "/") + ".py")
+            if arch:
+                archs.add(arch)
+    return archs
 
 
 def _arch_finding(path: str, hits: list[tuple[int, list[str], str, str]]) -> Finding:
