@@ -116,7 +116,8 @@ def test_rerun_updates_the_same_run_without_duplicate_annotations(action: Action
     assert run.code == 0
     [check] = action.fake.check_runs.values()
     assert len(action.fake.annotations[check["id"]]) == len(on_files(run))
-    assert [r.method for r in action.fake.requests(path="/check-runs")] == ["GET", "POST", "GET", "PATCH"]
+    ours = [r.method for r in action.fake.requests(path="/check-runs") if r.method != "GET" or "check_name" in r.query]
+    assert ours == ["GET", "POST", "GET", "PATCH"]  # the CI stage's listing of other apps' checks aside
     assert "No finding is new since the review of" in check["output"]["summary"]
     assert "🆕" not in check["output"]["summary"]
     assert all(f["new"] is False for f in json.loads(Path(run.outputs["report-path"]).read_text())["findings"])
