@@ -13,12 +13,14 @@ import os
 import sys
 import tempfile
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import MutableMapping, TextIO
 
 from .. import __version__
 from ..catalog import load_catalog
+from ..ci import CIRequest
+from ..ci.collect import RETENTION_DAYS, Selection
 from ..config import CONFIG_PATH
 from ..git import GitError
 from ..model import Report, verdict_id
@@ -27,7 +29,7 @@ from ..profiles import load_profiles
 from ..report.escape import markdown_inline, workflow_data
 from ..report.render import render_json
 from ..report.sarif import render_sarif
-from .checks import annotation, find_runs, mark_new, post, split_by_cap, state_text, title
+from .checks import annotation, external_id, find_runs, mark_new, post, split_by_cap, state_text, title
 from .client import GitHubClient, GitHubError
 from .commands import annotation_commands, append_step_summary, log, mask, step_summary_room, write_outputs
 from .event import (
@@ -44,7 +46,9 @@ from .summary import CHECK_SUMMARY_LIMIT, JOB_SUMMARY_LIMIT, Publication, render
 LANGUAGES = ("en", "zh")
 DEFAULT_CHECK_NAME = "PR review (advisory)"
 DEFAULT_MAX_ANNOTATIONS = 200
-OUTPUT_NAMES = ("verdict", "verdict-id", "high", "medium", "low", "report-path", "sarif-path", "check-run-url")
+DEFAULT_CI_WINDOW_HOURS = 48
+OUTPUT_NAMES = ("verdict", "verdict-id", "high", "medium", "low", "report-path", "sarif-path", "check-run-url",
+                "ci-failures")
 
 
 class InputError(Exception):
@@ -61,6 +65,10 @@ class Inputs:
     check_name: str
     max_annotations: int
     language: str
+    ci_workflows: tuple[str, ...] = ()
+    ci_window_hours: int = DEFAULT_CI_WINDOW_HOURS
+    wait_for_ci: int = 0
+    notify_owners: bool = False
 
 
 def read_inputs(env: MutableMapping[str, str], profiles: list[str]) -> Inputs:
@@ -86,9 +94,19 @@ def read_inputs(env: MutableMapping[str, str], profiles: list[str]) -> Inputs:
     if config and (config.startswith("/") or ".." in config.split("/") or "\\" in config):
         raise InputError(f"input config: '{config}' must be a path inside the repository, like .github/pr-review.yml")
     check_name = get("check-name", DEFAULT_CHECK_NAME)
+    window, wait = get("ci-window-hours", str(DEFAULT_CI_WINDOW_HOURS)), get("wait-for-ci", "0")
+    if not (window.isdigit() and int(window) > 0):
+        raise InputError(f"input ci-window-hours: '{window}' is not a positive whole number of hours")
+    if not wait.isdigit():
+        raise InputError(f"input wait-for-ci: '{wait}' is not a whole number of minutes (0 does not wait)")
+    notify = get("notify-owners", "false").lower()
+    if notify not in ("true", "false"):
+        raise InputError(f"input notify-owners: '{notify}' is not true or false")
+    workflows = tuple(w.strip() for w in get("ci-workflows").replace("\n", ",").split(",") if w.strip())
     return Inputs(token=get("github-token"), pr_number=int(raw_number) if raw_number else None,
                   base_ref=get("base-ref"), profile=profile, config=config, check_name=check_name,
-                  max_annotations=int(raw_cap), language=language)
+                  max_annotations=int(raw_cap), language=language, ci_workflows=workflows,
+                  ci_window_hours=int(window), wait_for_ci=int(wait), notify_owners=notify == "true")
 
 
 @dataclass(frozen=True)
@@ -155,6 +173,8 @@ def _run(inputs: Inputs, runner: Runner, env: MutableMapping[str, str], out: Tex
         request, notes = prepare_checkout(target, runner.workspace, base_override=inputs.base_ref or None,
                                           profile=inputs.profile or None, repo_name=runner.repository,
                                           config_path=inputs.config or CONFIG_PATH)
+        if inputs.token:
+            request = replace(request, ci=_ci_request(inputs, env, client(), target))
         report = _review(request)
     except Unsupported as exc:
         _not_reviewed(runner, out, "SKIPPED", str(exc), inputs.language)
@@ -167,6 +187,17 @@ def _run(inputs: Inputs, runner: Runner, env: MutableMapping[str, str], out: Tex
         return
     report.notes.extend(notes)
     _publish(report, target, inputs, runner, client(), out)
+
+
+def _ci_request(inputs: Inputs, env: MutableMapping[str, str], client: GitHubClient,
+                target: PullRequestTarget) -> CIRequest:
+    run_id, retention = env.get("GITHUB_RUN_ID", ""), env.get("GITHUB_RETENTION_DAYS", "")
+    return CIRequest(client, target.number, target.base_ref,
+                     Selection(inputs.ci_workflows, int(run_id) if run_id.isdigit() else None,
+                               env.get("GITHUB_WORKFLOW", "")),
+                     window_hours=inputs.ci_window_hours, wait_minutes=inputs.wait_for_ci,
+                     notify_owners=inputs.notify_owners, labels=tuple(target.info.labels),
+                     retention_days=int(retention) if retention.isdigit() else RETENTION_DAYS)
 
 
 def _review(request: ReviewRequest) -> Report:
@@ -184,7 +215,8 @@ def _publish(report: Report, target: PullRequestTarget, inputs: Inputs, runner: 
     run_id = None
     already_annotated: frozenset[str] = frozenset()
     try:
-        run_id, previous = find_runs(client, inputs.check_name, report.head_sha, target.previous_head)
+        run_id, previous = find_runs(client, inputs.check_name, report.head_sha, target.previous_head,
+                                     external_id(target.number))
         if previous is not None:
             publication.previous_sha = previous.head_sha
             publication.new_count, publication.gone_count = mark_new(report.findings, previous)
@@ -207,7 +239,7 @@ def _publish(report: Report, target: PullRequestTarget, inputs: Inputs, runner: 
             run = post(client, name=inputs.check_name, head_sha=report.head_sha, run_id=run_id,
                        output_title=title(report, inputs.language), summary=summary,
                        text=state_text(report, already_annotated | {f.fingerprint for f in annotated}),
-                       annotations=to_send, external_id=f"pr-review:{target.number}")
+                       annotations=to_send, external_id=external_id(target.number))
             publication.check_run_url = run.get("html_url") or ""
         except GitHubError as exc:
             publication.fallback = _github_reason(exc, "create the check run", fork=target.fork)
@@ -227,6 +259,7 @@ def _publish(report: Report, target: PullRequestTarget, inputs: Inputs, runner: 
         "verdict": report.verdict, "verdict-id": verdict_id(report.verdict), "high": str(counts["high"]),
         "medium": str(counts["medium"]), "low": str(counts["low"]), "report-path": str(report_path), "sarif-path": str(sarif_path),
         "check-run-url": publication.check_run_url or "",
+        "ci-failures": str(sum(1 for c in report.ci if c.classification == "pr")),
     })
     log(out, f"pr-review: {title(report, 'en')} for PR #{target.number} at {report.head_sha[:12]}"
         + (f"; check run {publication.check_run_url}" if publication.check_run_url else ""))
@@ -256,7 +289,8 @@ def _not_reviewed(runner: Runner, out: TextIO, verdict: str, reason: str, langua
     if step_summary_room(runner.summary_path, JOB_SUMMARY_LIMIT) > 4096:
         append_step_summary(runner.summary_path, f"## ℹ️ {heading}\n\n{markdown_inline(reason)}\n")
     write_outputs(runner.output_path, {"verdict": verdict, "verdict-id": verdict_id(verdict), "high": "0", "medium": "0", "low": "0",
-                                       "report-path": str(report_path), "sarif-path": "", "check-run-url": ""})
+                                       "report-path": str(report_path), "sarif-path": "", "check-run-url": "",
+                                       "ci-failures": "0"})
 
 
 if __name__ == "__main__":

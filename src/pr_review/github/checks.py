@@ -144,13 +144,20 @@ def read_state(run: Any) -> tuple[frozenset[str], frozenset[str]] | None:
         return None
 
 
-def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str | None,
+def external_id(pr_number: int) -> str:
+    """What our check runs carry in `external_id`: the Actions job running this action has a check run
+    of its own, often with the same name, which the token may not complete."""
+    return f"pr-review:{pr_number}"
+
+
+def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str | None, ours: str,
               ) -> tuple[int | None, PreviousReview | None]:
-    """(id of our run on this head to update, the previous review to compare with)."""
+    """(id of our run on this head to update, the previous review to compare with); runs are ours
+    by `external_id`, never by name alone."""
     existing: int | None = None
     for sha in [head_sha] + ([previous_head] if previous_head and previous_head != head_sha else []):
         for run in client.check_runs_for_ref(sha, name):
-            if run.get("name") != name:
+            if run.get("name") != name or run.get("external_id") != ours:
                 continue
             if sha == head_sha and existing is None:
                 existing = int(run["id"])

@@ -76,7 +76,8 @@ class GitHubClient:
         return self._call("repos.get_branch", branch=name)
 
     def check_runs_for_ref(self, ref: str, name: str) -> list[Any]:
-        answer = self._call("checks.list_for_ref", ref=ref, check_name=name, filter="latest", per_page=100)
+        # `all`, not `latest`: the Actions job running us has a run of the same name that may be newer.
+        answer = self._call("checks.list_for_ref", ref=ref, check_name=name, filter="all", per_page=100)
         return list(answer.get("check_runs") or [])
 
     def create_check_run(self, body: dict[str, Any]) -> Any:
