@@ -18,6 +18,8 @@ from pr_review.report.context import write_context
 from pr_review.report.render import render_json, render_markdown, render_text
 from pr_review.report.sarif import render_sarif
 
+from conftest import make_repo
+
 # Every way this text could command the runner or a terminal: workflow commands at the start of a
 # line after a newline, a lone CR (the runner splits lines on it) and a Unicode line separator,
 # the legacy `##[command]` form the runner finds anywhere in a line, OSC 52, a screen clear, an
@@ -44,8 +46,6 @@ def runner_commands(text: str) -> list[str]:
 @pytest.fixture(scope="module")
 def hostile_report(tmp_path_factory):
     """A real review, then PR-controlled text put into every field a PR can reach."""
-    from conftest import make_repo
-
     repo = make_repo(tmp_path_factory.mktemp("hostile") / "repo", AITER,
                      {"aiter/ops/sp.py": FLAGGED, "data/blob.bin": b"\x00\x01"})
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None,
