@@ -50,8 +50,8 @@ def reduce_to_code(files: list[ChangedFile], source: Source) -> dict[str, FileCo
         if f.skipped:
             out[f.path] = FileCode()
             continue
-        head_code = _code_map(source, f.path, "head", f.language) if f.added else {}
-        base_code = _code_map(source, f.old_path or f.path, "base", f.language) if f.removed else {}
+        head_code = _code_map(source, f.path, "head", f.language, {n for n, _ in f.added}) if f.added else {}
+        base_code = _code_map(source, f.old_path or f.path, "base", f.language, {n for n, _ in f.removed}) if f.removed else {}
         # Unparsable text keeps every line: better to over-report code than to hide it.
         added = [(n, t, head_code[n] if head_code is not None else t) for n, t in f.added
                  if head_code is None or n in head_code]
@@ -77,11 +77,12 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
-def _code_map(source: Source, path: str, side, language: str) -> dict[int, str] | None:
+def _code_map(source: Source, path: str, side, language: str, wanted: set[int]) -> dict[int, str] | None:
+    """Code text of the `wanted` lines (others may be missing), or None when the file cannot be parsed."""
     text = source.text(path, side)
     if text is None:
         return None
-    return code_lines(text, language, source.python(path, side) if language == "python" else None)
+    return code_lines(text, language, source.python(path, side) if language == "python" else None, wanted)
 
 
 def runtime_surface(files: list[ChangedFile], code: dict[str, FileCode], profile: Profile) -> tuple[bool, str, list[str]]:

@@ -6,6 +6,7 @@ Comments, docstrings and blank lines are prose; a line `x = 1  # why` is code wh
 from __future__ import annotations
 
 import ast
+import re
 import tokenize
 
 from . import Unparsable, cpp
@@ -15,11 +16,17 @@ from .python import tokens
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
 
 
-def code_lines(text: str, language: str, tree: ast.Module | None = None) -> dict[int, str] | None:
+def code_lines(text: str, language: str, tree: ast.Module | None = None,
+               wanted: set[int] | None = None) -> dict[int, str] | None:
     """1-based line → code text (comments removed); None when the text cannot be parsed.
 
-    `tree` is the already-parsed Python module when the caller has one (parsing is the cost)."""
+    `tree` is the already-parsed Python module when the caller has one (parsing is the cost).
+    `wanted`: the caller reads only these lines, so Python can often skip tokenizing the file."""
     if language == "python":
+        if tree is not None and wanted is not None:
+            plain = _python_without_tokens(text, tree, wanted)
+            if plain is not None:
+                return plain
         return _python(text, tree)
     if language == "cpp":
         try:
@@ -57,6 +64,56 @@ def _python(text: str, tree: ast.Module | None) -> dict[int, str] | None:
         code = _blank(line, prose[i]).rstrip() if i in prose else line.rstrip()
         if code.strip():
             out[i] = code
+    return out
+
+
+# Line breaks `str.splitlines` honours but the parser does not: line numbers would disagree.
+OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dict[int, str] | None:
+    """`_python`'s answer for the `wanted` lines, from the tree alone: outside a string literal `#`
+    always starts a comment, and docstrings are known from the tree. None when tokenizing must
+    decide (a wanted line in a docstring, or with a `#` inside a string's span), which is exact
+    because a `#` between two implicitly concatenated strings also lies inside such a span."""
+    if OTHER_BREAKS.search(text):
+        return None
+    index = index_of(tree)
+    for kind in (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
+        for node in index.of_type(kind):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str) \
+                    and wanted.intersection(range(first.lineno, (first.end_lineno or first.lineno) + 1)):
+                return None
+    lines = text.splitlines()
+    hashed = {n for n in wanted if 0 < n <= len(lines) and "#" in lines[n - 1]}
+    strings: dict[int, list[tuple[int, float]]] = {}  # row → byte spans of string literals (AST columns are bytes)
+    if hashed:
+        for node in index.of_type(ast.Constant) + index.of_type(ast.JoinedStr):
+            if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
+                continue
+            end = node.end_lineno or node.lineno
+            for row in hashed.intersection(range(node.lineno, end + 1)):
+                strings.setdefault(row, []).append((node.col_offset if row == node.lineno else 0,
+                                                    node.end_col_offset if row == end and node.end_col_offset is not None
+                                                    else float("inf")))
+    out = {}
+    for n in wanted:
+        if not 0 < n <= len(lines):
+            continue
+        line = lines[n - 1]
+        if n in hashed:
+            try:
+                raw = line.encode("utf-8")
+            except UnicodeEncodeError:
+                return None
+            cut = next(i for i, byte in enumerate(raw) if byte == 0x23)  # the first `#`
+            if any(lo <= cut < hi for lo, hi in strings.get(n, ())):
+                return None
+            line = raw[:cut].decode("utf-8")
+        code = line.rstrip()
+        if code.strip():
+            out[n] = code
     return out
 
 

@@ -1,0 +1,72 @@
+"""The tokenizer-free answer for the lines a caller reads equals the tokenizer's, or defers to it."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pr_review.lang.code_lines import _python, _python_without_tokens, code_lines
+
+TRICKY = '''"""Module docstring # not a comment."""
+import os  # a comment
+
+URL = "http://x/#anchor"  # the first # is in a string
+NAME = f"{os.sep}#{1}"
+PARTS = ("a"  # between two parts of one string
+         "b")
+MULTI = """line one
+# inside a triple-quoted string
+"""
+café = "é"  # non-ASCII before the comment
+# a comment line
+
+
+def f(x):
+    """Docstring
+    # still the docstring
+    """
+    return x  # trailing
+'''
+
+
+def _compare(text: str, wanted: set[int]) -> bool:
+    tree = ast.parse(text)
+    fast = _python_without_tokens(text, tree, wanted)
+    if fast is None:
+        return False
+    full = _python(text, tree)
+    assert fast == {n: code for n, code in full.items() if n in wanted}
+    return True
+
+
+@pytest.mark.parametrize("line", range(1, TRICKY.count("\n") + 2))
+def test_each_line_alone_matches_the_tokenizer(line):
+    _compare(TRICKY, {line})
+
+
+def test_ambiguous_lines_defer_to_the_tokenizer():
+    lines = TRICKY.splitlines()
+    defer = {i for i, text in enumerate(lines, 1)
+             if text.startswith(("URL", "NAME", "PARTS", '"""Module')) or "still the docstring" in text}
+    for line in defer:
+        assert not _compare(TRICKY, {line}), lines[line - 1]
+    decided = {i for i, text in enumerate(lines, 1) if text.startswith(("import os", "café", "# a comment", "    return"))}
+    assert all(_compare(TRICKY, {line}) for line in decided)
+
+
+def test_whole_files_of_this_repository_agree():
+    root = Path(__file__).resolve().parents[2] / "src" / "pr_review"
+    decided = 0
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = set(range(1, text.count("\n") + 2))
+        chunks = [set(range(start, start + 7)) & lines for start in range(1, len(lines) + 1, 7)]
+        decided += sum(_compare(text, chunk) for chunk in chunks)
+    assert decided > 100  # most chunks are decided without tokenizing
+
+
+def test_code_lines_takes_the_fast_path_only_when_asked():
+    text = "x = 1  # one\n"
+    tree = ast.parse(text)
+    assert code_lines(text, "python", tree, {1}) == code_lines(text, "python", tree) == {1: "x = 1"}
