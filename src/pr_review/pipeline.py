@@ -117,7 +117,8 @@ def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...
         try:
             extra = load_rules(Path(tmp))
         except Exception as exc:  # a bad repository rule must not stop the review
-            notes.append(f"repository rules not loaded: {exc}")
+            # named by their paths in the repository, not in the scratch directory
+            notes.append(f"repository rules not loaded: {str(exc).replace(str(Path(tmp)) + '/', '')}")
             return
         catalog.rules.update(extra)
         if extra:

@@ -85,7 +85,7 @@ def test_alias_bomb_in_a_repository_rule_dir(tmp_path):
                                          "review-rules/bomb.yml": ALIAS_BOMB + "id: bomb\nsummary: *l8\n"}, NEW_TEST)
     outcome = review_in_child(repo)
     note = next(n for n in outcome["notes"] if n.startswith("repository rules not loaded"))
-    assert "alias" in note
+    assert "alias" in note and note.split(": ")[1] == "review-rules/bomb.yml"  # the repository's path
 
 
 def test_ordinary_anchors_still_load():
