@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.python import dotted_name, node_lines
-from ..lang.triton import Kernel, argument, kernels, language_aliases, tl_call
+from ..lang.triton import Kernel, argument, kernels, language_aliases
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
