@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import io
+import keyword
 import re
 import tokenize
 from dataclasses import dataclass
@@ -220,7 +221,7 @@ def twin_divergence(review: ReviewInput) -> Iterable[Finding]:
 # ------------------------------------------------------------------------------ D5
 
 MIN_BLOCK = 8
-PY_KEYWORDS = frozenset(__import__("keyword").kwlist)
+PY_KEYWORDS = frozenset(keyword.kwlist)
 
 
 def _shape(line: str) -> str:
