@@ -9,11 +9,14 @@ limits with Retry-After) are injected per request pattern.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -104,6 +107,8 @@ class FakeGitHub:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
                                         daemon=True)
 
+        self.actions = _fake_actions().FakeActions(self)
+
     def start(self) -> "FakeGitHub":
         self._thread.start()
         return self
@@ -146,7 +151,6 @@ class FakeGitHub:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         body: Any = None
-        status, payload, headers = 200, None, {}
         try:
             if raw:
                 try:
@@ -159,16 +163,19 @@ class FakeGitHub:
                         if fault.times is not None:
                             fault.times -= 1
                         raise Reject(fault.status, fault.message, fault.headers)
-                access = self._access(handler.headers.get("Authorization", ""))
-                status, payload = self._route(method, path, query, body, access)
+                answer = self.actions.answer(method, path, query, handler.headers)  # fake_actions.py
+                if answer is None:
+                    access = self._access(handler.headers.get("Authorization", ""))
+                    status, payload = self._route(method, path, query, body, access)
+                    answer = status, json.dumps(payload).encode(), "application/json; charset=utf-8", {}
+                status, data, content_type, headers = answer
         except Reject as exc:
-            status, payload, headers = exc.status, {"message": exc.message,
-                                                    "documentation_url": "https://docs.github.com/rest"}, exc.headers
+            status, headers, content_type = exc.status, exc.headers, "application/json; charset=utf-8"
+            data = json.dumps({"message": exc.message, "documentation_url": "https://docs.github.com/rest"}).encode()
         with self._lock:
             self.log.append(Logged(method, path, query, body, status))
-        data = json.dumps(payload).encode()
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(data)))
         for key, value in {"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "999", **headers}.items():
             handler.send_header(key, value)
@@ -253,6 +260,8 @@ class FakeGitHub:
         run = self.check_runs.get(run_id)
         if run is None:
             raise Reject(404, "Not Found")
+        if run_id in self.actions.job_check_runs:  # the Actions job's own run belongs to the workflow, not to us
+            raise Reject(403, "Resource not accessible by integration")
         if not isinstance(body, dict):
             raise Reject(400, "Problems parsing JSON")
         self._check_keys(body, RUN_KEYS - {"head_sha"}, "check run update")
@@ -347,3 +356,13 @@ class FakeGitHub:
                 self.validated_with_githubkit += 1
                 return
         raise Reject(422, "Invalid request (githubkit models).\n\n" + "; ".join(errors))
+
+def _fake_actions() -> Any:
+    """fake_actions.py (runs, jobs, logs, statuses, labels), loaded from beside this file however this
+    module itself was loaded; it imports this module's classes."""
+    if "fake_actions" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("fake_actions", Path(__file__).with_name("fake_actions.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["fake_actions"] = module
+        spec.loader.exec_module(module)
+    return sys.modules["fake_actions"]
