@@ -18,14 +18,15 @@ def client(fake: FakeGitHub) -> GitHubClient:
     return GitHubClient(fake.url, "write-token", fake.owner, fake.repo, sleep=lambda s: None)
 
 
-def publish(fake: FakeGitHub, report: Report, language: str = "en", cap: int = 200) -> dict:
+def publish(fake: FakeGitHub, report: Report, language: str = "en", cap: int = 200) -> checks.Posted:
     annotated, rest = checks.split_by_cap(report.findings, cap)
     publication = Publication(check_name="PR review (advisory)", annotation_cap=cap, unannotated=rest)
     return checks.post(client(fake), name="PR review (advisory)", head_sha=report.head_sha, run_id=None,
                        output_title=checks.title(report, language),
                        summary=render_summary(report, publication, language, limit=CHECK_SUMMARY_LIMIT),
-                       text=checks.state_text(report, [f.fingerprint for f in annotated]),
-                       annotations=[checks.annotation(f, language) for f in annotated], external_id="pr-review:7")
+                       report=report, already_annotated=frozenset(),
+                       annotations=[(f.fingerprint, checks.annotation(f, language)) for f in annotated],
+                       external_id="pr-review:7")
 
 
 @pytest.mark.parametrize("language", ["en", "zh"])
@@ -59,14 +60,17 @@ def test_levels_anchors_and_limits() -> None:
 
 def test_more_than_fifty_annotations_go_in_batches(fake: FakeGitHub, report: Report) -> None:
     report.findings = [finding(n) for n in range(120)]
-    run = publish(fake, report)
+    posted = publish(fake, report)
     requests = [r for r in fake.log if r.method in ("POST", "PATCH")]
     assert [(r.method, len(r.body["output"]["annotations"])) for r in requests] == [
         ("POST", 50), ("PATCH", 50), ("PATCH", 20)]
     assert all(r.status in (200, 201) for r in requests)
     assert all(r.body["output"]["title"] and r.body["output"]["summary"] for r in requests)
-    assert len(fake.annotations[run["id"]]) == 120
-    assert fake.check_runs[run["id"]]["conclusion"] == "neutral"
+    # each request records what GitHub has taken so far, no more
+    assert [len(checks.read_state(r.body)[1]) for r in requests] == [50, 100, 120]
+    [run] = fake.check_runs.values()
+    assert posted == checks.Posted(run["html_url"]) and len(fake.annotations[run["id"]]) == 120
+    assert run["conclusion"] == "neutral"
 
 
 def test_state_round_trips_and_marks_new(report: Report) -> None:

@@ -125,7 +125,7 @@ def test_event_file_problems_are_user_errors(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="JSON object"):
         read_event({"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(tmp_path / "event.json")})
     payload = {"action": "opened", "pull_request": {"number": 7}}
-    with pytest.raises(UserError, match="lacks 'head'"):
+    with pytest.raises(UserError, match=r"pull_request event file is malformed \(\$.pull_request: 'head' is a required"):
         resolve_target(Event("pull_request", payload), None, no_api)
 
 

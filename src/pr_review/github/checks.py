@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..model import Finding, Report
-from .client import GitHubClient
+from .client import GitHubClient, GitHubError
 
 CONCLUSION = "neutral"  # advisory: never a red X, never a merge gate
 LEVEL = {"high": "failure", "medium": "warning", "low": "notice"}
@@ -150,21 +150,39 @@ def external_id(pr_number: int) -> str:
     return f"pr-review:{pr_number}"
 
 
-def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str | None, ours: str,
-              ) -> tuple[int | None, PreviousReview | None]:
-    """(id of our run on this head to update, the previous review to compare with); runs are ours
-    by `external_id`, never by name alone."""
+@dataclass(frozen=True)
+class FoundRuns:
+    run_id: int | None  # our run on this head, to update
+    previous: PreviousReview | None  # the review to compare with
+    previous_unread: GitHubError | None = None  # the previous head's runs could not be read
+
+
+def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str | None, ours: str) -> FoundRuns:
+    """Our runs on this head and, failing a review there, on the head before the push; runs are ours
+    by `external_id`, never by name alone. The previous head only marks what is new, so GitHub
+    refusing that lookup (422 for a commit force-pushed away) leaves the review to post unmarked."""
     existing: int | None = None
-    for sha in [head_sha] + ([previous_head] if previous_head and previous_head != head_sha else []):
-        for run in client.check_runs_for_ref(sha, name):
-            if run.get("name") != name or run.get("external_id") != ours:
-                continue
-            if sha == head_sha and existing is None:
-                existing = int(run["id"])
-            state = read_state(run)
-            if state is not None:
-                return existing, PreviousReview(int(run["id"]), sha, *state)
-    return existing, None
+    for run in _own_runs(client, name, head_sha, ours):
+        existing = existing or run["id"]
+        state = read_state(run)
+        if state is not None:
+            return FoundRuns(existing, PreviousReview(run["id"], head_sha, *state))
+    if not previous_head or previous_head == head_sha:
+        return FoundRuns(existing, None)
+    try:
+        runs = _own_runs(client, name, previous_head, ours)
+    except GitHubError as exc:
+        if exc.unavailable:
+            raise
+        return FoundRuns(existing, None, exc)
+    states = ((run, read_state(run)) for run in runs)
+    return FoundRuns(existing, next((PreviousReview(run["id"], previous_head, *state)
+                                     for run, state in states if state is not None), None))
+
+
+def _own_runs(client: GitHubClient, name: str, sha: str, ours: str) -> list[dict[str, Any]]:
+    return [run for run in client.check_runs_for_ref(sha, name)
+            if run["name"] == name and run.get("external_id") == ours]
 
 
 def mark_new(findings: list[Finding], previous: PreviousReview) -> tuple[int, int]:
@@ -178,18 +196,42 @@ def mark_new(findings: list[Finding], previous: PreviousReview) -> tuple[int, in
 
 # -- posting ------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class Posted:
+    url: str
+    unsent: int = 0  # annotations not posted because a batch failed
+    error: GitHubError | None = None  # why
+
+
 def post(client: GitHubClient, *, name: str, head_sha: str, run_id: int | None, output_title: str,
-         summary: str, text: str, annotations: list[dict[str, Any]], external_id: str) -> Any:
-    """Create (or update) the completed, neutral run, then append the remaining annotation batches."""
+         summary: str, report: Report, already_annotated: frozenset[str],
+         annotations: list[tuple[str, dict[str, Any]]], external_id: str) -> Posted:
+    """Create (or update) the completed, neutral run, then append the remaining annotation batches.
+
+    `annotations` are (fingerprint, annotation) pairs. Each request records in the run's state only
+    the annotations GitHub has taken so far, so after a failed batch the next review sends the rest.
+    Failing the first request raises (there is no run); failing a later one is reported in `Posted`.
+    """
     chunks = batches(annotations)
-    output = {"title": output_title, "summary": summary, "text": text}
-    first = {"status": "completed", "conclusion": CONCLUSION, "external_id": external_id,
-             "output": {**output, "annotations": chunks[0]}}
+    taken = set(already_annotated)
+
+    def output(chunk: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+        # Each update appends its annotations; title and summary must come along with them.
+        return {"title": output_title, "summary": summary,
+                "text": state_text(report, taken | {fingerprint for fingerprint, _ in chunk}),
+                "annotations": [item for _, item in chunk]}
+
+    first = {"status": "completed", "conclusion": CONCLUSION, "external_id": external_id, "output": output(chunks[0])}
     if run_id is None:
         run = client.create_check_run({"name": name, "head_sha": head_sha, **first})
     else:
         run = client.update_check_run(run_id, first)
-    for chunk in chunks[1:]:
-        # Each update appends its annotations; title and summary must come along with them.
-        client.update_check_run(int(run["id"]), {"output": {**output, "annotations": chunk}})
-    return run
+    url = run.get("html_url") or ""
+    for index, chunk in enumerate(chunks):
+        if index:
+            try:
+                client.update_check_run(run["id"], {"output": output(chunk)})
+            except GitHubError as exc:
+                return Posted(url, sum(len(rest) for rest in chunks[index:]), exc)
+        taken.update(fingerprint for fingerprint, _ in chunk)
+    return Posted(url)

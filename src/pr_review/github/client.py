@@ -3,10 +3,17 @@
 ghapi 2.x is async unless built with `sync=True`, reads its base URL from `GH_HOST` (never
 `GITHUB_API_URL`, so GitHub Enterprise needs `gh_host=`), and retries only failed connects:
 rate limits (403/429 with `Retry-After` or an exhausted quota) and 5xx are handled here.
+
+Every call has an overall deadline from request to the answer's last byte: httpx's timeouts are per
+read, so an answer trickled a byte at a time would otherwise hold the job for as long as it lasts.
+Answers are decoded here and checked against the shapes in `shapes`; what is not JSON of the
+expected shape (a proxy's HTML page, a cut-off body) is a GitHubError like any failed request.
 """
 from __future__ import annotations
 
 import email.utils
+import json
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -15,13 +22,16 @@ import httpx2
 from fasttransport.errors import APIError
 from ghapi.core import GhApi
 
+from . import shapes
+
 RETRY_STATUSES = {500, 502, 503, 504}
 MAX_ATTEMPTS = 3  # per call: the first try and two retries
 BACKOFF_SECONDS = (1.0, 2.0)  # between attempts when GitHub gives no Retry-After
 MAX_WAIT_SECONDS = 60.0  # a longer Retry-After or quota reset is not worth holding the job for
 TOTAL_WAIT_SECONDS = 120.0  # all retries of one run together
 MUTATION_SPACING_SECONDS = 1.0  # GitHub asks for about a second between content-creating requests
-REQUEST_TIMEOUT_SECONDS = 30.0
+REQUEST_TIMEOUT_SECONDS = 30.0  # connect, and each read
+CALL_DEADLINE_SECONDS = 60.0  # one call, from the request to the last byte of the answer
 
 
 class GitHubError(Exception):
@@ -54,6 +64,8 @@ class GitHubClient:
     wall_clock: Callable[[], float] = time.time
     waited: float = 0.0
     down: GitHubError | None = None  # once GitHub is judged down, later calls fail without retrying
+    call_deadline: float | None = None  # seconds; None: CALL_DEADLINE_SECONDS
+    budget_ends: float | None = None  # on `clock`: the action's time budget; no call or retry outlasts it
     _last_mutation: float | None = field(default=None, repr=False)
     _etags: dict[Any, tuple[str, list[Any], int | None]] = field(default_factory=dict, repr=False)
     _api: GhApi = field(init=False, repr=False)
@@ -63,28 +75,32 @@ class GitHubClient:
                           authenticate=bool(self.token), gh_host=self.api_url.rstrip("/"),
                           timeout=REQUEST_TIMEOUT_SECONDS, sync=True)
         self._api.transport.retries = 0  # ghapi would retry failed connects on its own; all retrying is here
+        # One connection pool for all calls (ghapi opens a client per request otherwise), which a call
+        # past its deadline closes so that its abandoned read ends.
+        self._api.transport.client = httpx2.Client(timeout=REQUEST_TIMEOUT_SECONDS, follow_redirects=True)
 
     # -- endpoints ---------------------------------------------------------------------------
-    def pull(self, number: int) -> Any:
-        return self._call("pulls.get", pull_number=number)
+    def pull(self, number: int) -> dict[str, Any]:
+        return self._call("pulls.get", shape=shapes.PULL_REQUEST, pull_number=number)
 
-    def pulls_with_head(self, head: str) -> list[Any]:
+    def pulls_with_head(self, head: str) -> list[dict[str, Any]]:
         """Open PRs whose head is `owner:branch` (workflow_run of a fork has no `pull_requests`)."""
-        return list(self._call("pulls.list", head=head, state="open", per_page=100))
+        return self._call("pulls.list", shape=shapes.PULL_REQUESTS, head=head, state="open", per_page=100)
 
-    def branch(self, name: str) -> Any:
-        return self._call("repos.get_branch", branch=name)
+    def branch(self, name: str) -> dict[str, Any]:
+        return self._call("repos.get_branch", shape=shapes.BRANCH, branch=name)
 
-    def check_runs_for_ref(self, ref: str, name: str) -> list[Any]:
+    def check_runs_for_ref(self, ref: str, name: str) -> list[dict[str, Any]]:
         # `all`, not `latest`: the Actions job running us has a run of the same name that may be newer.
-        answer = self._call("checks.list_for_ref", ref=ref, check_name=name, filter="all", per_page=100)
-        return list(answer.get("check_runs") or [])
+        answer = self._call("checks.list_for_ref", shape=shapes.CHECK_RUNS, ref=ref, check_name=name,
+                            filter="all", per_page=100)
+        return answer["check_runs"]
 
-    def create_check_run(self, body: dict[str, Any]) -> Any:
-        return self._call("checks.create", mutating=True, **body)
+    def create_check_run(self, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("checks.create", mutating=True, shape=shapes.CHECK_RUN, **body)
 
-    def update_check_run(self, run_id: int, body: dict[str, Any]) -> Any:
-        return self._call("checks.update", mutating=True, check_run_id=run_id, **body)
+    def update_check_run(self, run_id: int, body: dict[str, Any]) -> dict[str, Any]:
+        return self._call("checks.update", mutating=True, shape=shapes.CHECK_RUN, check_run_id=run_id, **body)
 
     # -- CI classification: Actions runs, jobs, logs, and the commit's other checks ------------
     def list_page(self, operation: str, key: str | None, **params: Any) -> tuple[list[Any], int | None]:
@@ -144,7 +160,9 @@ class GitHubClient:
         return b"".join(chunks).decode("utf-8", "replace"), cut
 
     # -- transport -------------------------------------------------------------------------
-    def _call(self, operation: str, *, mutating: bool = False, **params: Any) -> Any:
+    def _call(self, operation: str, *, mutating: bool = False, shape: dict[str, Any] | None = None,
+              raw_: bool = False, **params: Any) -> Any:
+        """The decoded answer, checked against `shape`; with `raw_`, the response itself."""
         if self.down is not None:
             raise GitHubError(operation, self.down.status,
                               f"skipped, GitHub was unavailable earlier ({self.down.detail})", unavailable=True)
@@ -156,15 +174,45 @@ class GitHubClient:
             if mutating:
                 self._space_mutation()
             try:
-                return func(**params)
+                response = self._before_deadline(operation, lambda: func(**params, raw_=True))
             except APIError as exc:
                 error, wait = self._classify(operation, exc, attempt)
-            if wait is None or attempt == MAX_ATTEMPTS or self.waited + wait > TOTAL_WAIT_SECONDS:
+            else:
+                return response if raw_ else _decoded(operation, response, shape)
+            if wait is None or attempt == MAX_ATTEMPTS or self.waited + wait > TOTAL_WAIT_SECONDS or (
+                    self.budget_ends is not None and self.clock() + wait >= self.budget_ends):
                 if error.unavailable:
                     self.down = error
                 raise error
             self.waited += wait
             self.sleep(wait)
+
+    def _before_deadline(self, operation: str, send: Callable[[], httpx2.Response]) -> httpx2.Response:
+        """`send()`, given up on once the call deadline passes. The request runs on a worker thread, the
+        only way to bound a read that keeps receiving a byte now and then; GitHub then counts as down."""
+        deadline = CALL_DEADLINE_SECONDS if self.call_deadline is None else self.call_deadline
+        if self.budget_ends is not None:
+            deadline = min(deadline, self.budget_ends - self.clock())
+            if deadline <= 0:
+                raise GitHubError(operation, None, "not sent: the action's time budget is spent", unavailable=True)
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                outcome.append(send())
+            except BaseException as exc:  # handed to the caller below
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, name=f"GitHub {operation}", daemon=True)
+        worker.start()
+        worker.join(deadline)
+        if not outcome:
+            self._api.transport.client.close()
+            self.down = GitHubError(operation, None, f"no complete answer within {deadline:g} s", unavailable=True)
+            raise self.down
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
 
     def _space_mutation(self) -> None:
         now = self.clock()
@@ -212,6 +260,23 @@ class GitHubClient:
     @staticmethod
     def _backoff(attempt: int) -> float:
         return BACKOFF_SECONDS[min(attempt, len(BACKOFF_SECONDS)) - 1]
+
+
+def _decoded(operation: str, response: httpx2.Response, shape: dict[str, Any] | None) -> Any:
+    """The JSON body of a successful answer, or a GitHubError saying how it is malformed."""
+    status = response.status_code
+    content_type = response.headers.get("content-type", "")
+    if "json" not in content_type.lower():
+        raise GitHubError(operation, status, f"malformed answer: {_one_line(content_type) or 'no content type'} "
+                          "instead of JSON")
+    try:
+        data = json.loads(response.content)
+    except ValueError as exc:
+        raise GitHubError(operation, status, f"malformed answer: the JSON is cut short or invalid ({exc})") from exc
+    wrong = shapes.problem(data, shape) if shape is not None else None
+    if wrong:
+        raise GitHubError(operation, status, f"malformed answer: {wrong}")
+    return data
 
 
 def _one_line(text: str) -> str:

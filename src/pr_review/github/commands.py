@@ -1,18 +1,21 @@
 """Workflow commands on stdout and the runner's file commands ($GITHUB_OUTPUT, $GITHUB_STEP_SUMMARY).
 
 Used when no check run can be posted (a fork PR's read-only token, GitHub down) and for the step's
-outputs and job summary on every run. Properties are escaped and empty ones left out (the runner
-would otherwise receive `line=` and `title=`); untrusted text never reaches the log unguarded.
+outputs, masks, log groups and job summary on every run. actions-toolkit writes the commands (with
+its escaping), the masks and the outputs, all to `sys.stdout` and the runner's files; we keep our
+own code where it falls short, each place saying so. Untrusted text never reaches the log unguarded.
 """
 from __future__ import annotations
 
 import secrets
-import uuid
+import sys
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import Mapping
+
+from actions_toolkit import core
+from actions_toolkit.command import Command
 
 from ..model import Finding
-from ..report.escape import workflow_data, workflow_property
 from .checks import annotation_message, annotation_title
 
 COMMAND_LEVEL = {"high": "error", "medium": "warning", "low": "notice"}
@@ -21,9 +24,10 @@ MESSAGE_LIMIT = 4096  # the runner truncates longer messages
 
 
 def command(name: str, message: str, **properties: str | int | None) -> str:
-    props = ",".join(f"{key}={workflow_property(str(value))}" for key, value in properties.items()
-                     if value not in (None, ""))
-    return f"::{name}{' ' + props if props else ''}::{workflow_data(message)}"
+    """One workflow command line, escaped by actions-toolkit. Ours because the toolkit's annotation
+    helpers send every property, empty ones included (`title=,line=,…`), which the runner then reads."""
+    return str(Command(name, {key: str(value) for key, value in properties.items() if value not in (None, "")},
+                       message))
 
 
 def annotation_command(finding: Finding, language: str) -> str:
@@ -49,8 +53,10 @@ def annotation_commands(findings: list[Finding], language: str, cap: int) -> tup
     return lines, len(findings) - len(lines)
 
 
-def mask(value: str) -> str:
-    return f"::add-mask::{value}"
+def mask(values: list[str]) -> None:
+    """Register each value with the runner; a value must be one line (see secrets.Scrubber.masks)."""
+    for value in values:
+        core.set_secret(value)
 
 
 def guarded(text: str) -> str:
@@ -61,21 +67,22 @@ def guarded(text: str) -> str:
     return f"::stop-commands::{token}\n{text}\n::{token}::"
 
 
-def log(out: TextIO, text: str) -> None:
-    out.write(guarded(text) + "\n")
-    out.flush()
+def log(text: str) -> None:
+    core.info(guarded(text))
+    sys.stdout.flush()
 
 
-def write_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
-    """Append `name<<delimiter` blocks to $GITHUB_OUTPUT; the delimiter is random per value."""
-    if not path:
-        return
-    with open(path, "a", encoding="utf-8") as handle:
-        for name, value in outputs.items():
-            delimiter = f"ghadelimiter_{uuid.uuid4()}"
-            while delimiter in value:
-                delimiter = f"ghadelimiter_{uuid.uuid4()}"
-            handle.write(f"{name}<<{delimiter}\n{value}\n{delimiter}\n")
+def log_group(title: str, text: str) -> None:
+    """`text` folded under `title` in the log; the group commands stay outside the guarded text."""
+    core.start_group(title)
+    log(text)
+    core.end_group()
+
+
+def write_outputs(outputs: Mapping[str, str]) -> None:
+    """Each output as a `name<<ghadelimiter_<uuid>` block in $GITHUB_OUTPUT (actions-toolkit)."""
+    for name, value in outputs.items():
+        core.set_output(name, value)
 
 
 def step_summary_room(path: str | None, limit: int) -> int:

@@ -18,6 +18,7 @@ from ..config import CONFIG_PATH
 from ..git import GitError, Repo
 from ..model import PRInfo
 from ..pipeline import ReviewRequest
+from . import shapes
 from .client import GitHubClient, GitHubError
 
 PULL_REQUEST_ACTIONS = ("opened", "synchronize", "reopened", "ready_for_review")
@@ -72,6 +73,7 @@ def read_event(env: Mapping[str, str]) -> Event:
 def resolve_target(event: Event, pr_number: int | None, client: Callable[[], GitHubClient]) -> PullRequestTarget:
     """The PR the event is about. `client` is called only when the API is needed."""
     if event.name == "pull_request":
+        _check_shape("pull_request", event.payload, shapes.PULL_REQUEST_EVENT)
         action = event.payload.get("action", "")
         if action not in PULL_REQUEST_ACTIONS:
             raise Unsupported(f"pull_request '{action}' is not reviewed (only {', '.join(PULL_REQUEST_ACTIONS)})")
@@ -86,10 +88,16 @@ def resolve_target(event: Event, pr_number: int | None, client: Callable[[], Git
                       "workflow_dispatch (with pr-number) or workflow_run")
 
 
+def _check_shape(event_name: str, payload: Mapping[str, Any], schema: dict[str, Any]) -> None:
+    wrong = shapes.problem(payload, schema)
+    if wrong:
+        raise UserError(f"the {event_name} event file is malformed ({wrong}); was it written by GitHub?")
+
+
 def _pr_info(pr: Mapping[str, Any]) -> PRInfo:
     merged = bool(pr.get("merged") or pr.get("merged_at"))
     return PRInfo(
-        number=int(pr["number"]), title=pr.get("title") or "", body=pr.get("body") or "",
+        number=pr["number"], title=pr.get("title") or "", body=pr.get("body") or "",
         labels=[label["name"] for label in pr.get("labels") or [] if label.get("name")],
         author=(pr.get("user") or {}).get("login", ""),
         state="merged" if merged else (pr.get("state") or ""), merged=merged, url=pr.get("html_url") or "",
@@ -102,15 +110,13 @@ def _is_fork(pr: Mapping[str, Any]) -> bool:
 
 
 def _from_pull_request(payload: Mapping[str, Any]) -> PullRequestTarget:
-    try:
-        pr = payload["pull_request"]
-        return PullRequestTarget(
-            number=int(pr["number"]), head_sha=pr["head"]["sha"], base_ref=pr["base"]["ref"],
-            base_sha=pr["base"]["sha"], base_tip=pr["base"]["sha"], info=_pr_info(pr), fork=_is_fork(pr),
-            previous_head=payload.get("before") if payload.get("action") == "synchronize" else None,
-        )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise UserError(f"the pull_request event file lacks {exc}; was it written by GitHub?") from exc
+    pr = payload["pull_request"]
+    before = payload.get("before") if payload.get("action") == "synchronize" else None
+    return PullRequestTarget(
+        number=pr["number"], head_sha=pr["head"]["sha"], base_ref=pr["base"]["ref"],
+        base_sha=pr["base"]["sha"], base_tip=pr["base"]["sha"], info=_pr_info(pr), fork=_is_fork(pr),
+        previous_head=before if before and SHA.fullmatch(before) else None,
+    )
 
 
 def _from_api(client: GitHubClient, number: int, head_sha: str | None = None) -> PullRequestTarget:
@@ -142,15 +148,14 @@ def _from_api(client: GitHubClient, number: int, head_sha: str | None = None) ->
 def _from_workflow_run(payload: Mapping[str, Any], client: Callable[[], GitHubClient]) -> PullRequestTarget:
     if payload.get("action") != "completed":
         raise Unsupported(f"workflow_run '{payload.get('action')}' is not reviewed (only 'completed')")
-    run = payload.get("workflow_run") or {}
-    head_sha = run.get("head_sha", "")
-    if not SHA.fullmatch(head_sha or ""):
-        raise UserError("the workflow_run event file has no head_sha")
+    _check_shape("workflow_run", payload, shapes.WORKFLOW_RUN_EVENT)
+    run = payload["workflow_run"]
+    head_sha = run["head_sha"]
     listed = [p for p in run.get("pull_requests") or [] if (p.get("head") or {}).get("sha") == head_sha]
     listed = listed or list(run.get("pull_requests") or [])
     api = client()
     if listed:
-        return _from_api(api, int(listed[0]["number"]), head_sha)
+        return _from_api(api, listed[0]["number"], head_sha)
     # Runs of fork PRs list no pull_requests: find the open PR whose head is this commit.
     head_repo = run.get("head_repository") or {}
     owner = (head_repo.get("owner") or {}).get("login")
@@ -159,7 +164,7 @@ def _from_workflow_run(payload: Mapping[str, Any], client: Callable[[], GitHubCl
         if owner and branch else []
     if not matches:
         raise Unsupported(f"the workflow run of {head_sha[:12]} belongs to no open pull request")
-    return _from_api(api, int(matches[0]["number"]), head_sha)
+    return _from_api(api, matches[0]["number"], head_sha)
 
 
 # -- the checkout ---------------------------------------------------------------------------

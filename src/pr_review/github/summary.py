@@ -26,8 +26,12 @@ class Publication:
     new_count: int = 0
     gone_count: int = 0  # findings of the previous review not reported any more
     stale_annotations: int = 0  # annotations left on this run by an earlier review that no longer apply
+    previous_unread: str | None = None  # head of the previous review, when its check runs could not be read
+    previous_unread_reason: str = ""
     check_run_url: str | None = None
     fallback: str | None = None  # why no check run was posted
+    unposted: int = 0  # annotations the check run did not get (a batch failed); the next run adds them
+    unposted_reason: str = ""
     commands_left_out: int = 0  # workflow-command annotations beyond the runner's per-level limit
 
 
