@@ -4,8 +4,10 @@ It rejects what GitHub rejects (more than 50 annotations in a request, an unknow
 start_line > end_line, columns across lines, a missing or unknown head_sha, over-long summary, text
 or annotation title, writes with a read-only token) and more than GitHub does (unknown keys), so a
 sloppy payload fails here first. When githubkit is installed, request bodies are also validated
-against the models it generates from GitHub's OpenAPI description. Faults (5xx, secondary rate
-limits with Retry-After) are injected per request pattern.
+against the models it generates from GitHub's OpenAPI description. Faults are injected per request
+pattern: an error status (5xx, 422 on a lookup, secondary rate limits with Retry-After), a raw body
+(truncated JSON, an HTML page, an array where an object belongs) and a trickle (the answer sent one
+byte at a time, which stops by itself once the body is out or the client hangs up).
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import json
 import re
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -45,6 +48,14 @@ class Reject(Exception):
         self.headers = headers or {}
 
 
+class Raw(Exception):
+    """An answer sent as given: `body` verbatim, optionally one byte every `trickle` seconds."""
+
+    def __init__(self, status: int, body: bytes, content_type: str, trickle: float | None):
+        super().__init__(status)
+        self.status, self.body, self.content_type, self.trickle = status, body, content_type, trickle
+
+
 @dataclass
 class Fault:
     status: int
@@ -53,6 +64,9 @@ class Fault:
     times: int | None  # None: every matching request
     headers: dict[str, str]
     message: str
+    body: bytes | None = None  # sent verbatim instead of {"message": …}
+    content_type: str = "application/json; charset=utf-8"
+    trickle: float | None = None  # seconds between the bytes of the body
 
     def matches(self, method: str, path: str) -> bool:
         return (self.times is None or self.times > 0) and (self.method in (None, method)) and (
@@ -82,6 +96,7 @@ class FakeGitHub:
     log: list[Logged] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)
     validated_with_githubkit: int = 0
+    hung_up: int = 0  # trickled answers the client stopped reading before their end
     url: str = ""
 
     def __post_init__(self) -> None:
@@ -119,8 +134,10 @@ class FakeGitHub:
 
     # -- test controls -------------------------------------------------------------------
     def inject(self, status: int, *, method: str | None = None, path: str | None = None, times: int | None = None,
-               headers: dict[str, str] | None = None, message: str = "Server Error") -> None:
-        self.faults.append(Fault(status, method, re.compile(path) if path else None, times, headers or {}, message))
+               headers: dict[str, str] | None = None, message: str = "Server Error", body: bytes | None = None,
+               content_type: str = "application/json; charset=utf-8", trickle: float | None = None) -> None:
+        self.faults.append(Fault(status, method, re.compile(path) if path else None, times, headers or {}, message,
+                                 body, content_type, trickle))
 
     def add_pull(self, number: int, *, head_sha: str, base_sha: str, base_ref: str = "main", head_ref: str = "feature",
                  head_owner: str | None = None, title: str = "", body: str = "", state: str = "open",
@@ -151,6 +168,7 @@ class FakeGitHub:
         length = int(handler.headers.get("Content-Length") or 0)
         raw = handler.rfile.read(length) if length else b""
         body: Any = None
+        status, payload, headers = 200, None, {}
         try:
             if raw:
                 try:
@@ -162,25 +180,41 @@ class FakeGitHub:
                     if fault.matches(method, path):
                         if fault.times is not None:
                             fault.times -= 1
+                        if fault.body is not None:
+                            raise Raw(fault.status, fault.body, fault.content_type, fault.trickle)
                         raise Reject(fault.status, fault.message, fault.headers)
                 answer = self.actions.answer(method, path, query, handler.headers)  # fake_actions.py
                 if answer is None:
                     access = self._access(handler.headers.get("Authorization", ""))
                     status, payload = self._route(method, path, query, body, access)
                     answer = status, json.dumps(payload).encode(), "application/json; charset=utf-8", {}
-                status, data, content_type, headers = answer
+            raw_answer, headers = Raw(*answer[:3], None), answer[3]
         except Reject as exc:
-            status, headers, content_type = exc.status, exc.headers, "application/json; charset=utf-8"
-            data = json.dumps({"message": exc.message, "documentation_url": "https://docs.github.com/rest"}).encode()
+            raw_answer = Raw(exc.status, json.dumps({"message": exc.message, "documentation_url":
+                                                     "https://docs.github.com/rest"}).encode(),
+                             "application/json; charset=utf-8", None)
+            headers = exc.headers
+        except Raw as exc:
+            raw_answer = exc
         with self._lock:
-            self.log.append(Logged(method, path, query, body, status))
-        handler.send_response(status)
-        handler.send_header("Content-Type", content_type)
-        handler.send_header("Content-Length", str(len(data)))
+            self.log.append(Logged(method, path, query, body, raw_answer.status))
+        handler.send_response(raw_answer.status)
+        handler.send_header("Content-Type", raw_answer.content_type)
+        handler.send_header("Content-Length", str(len(raw_answer.body)))
         for key, value in {"X-RateLimit-Limit": "1000", "X-RateLimit-Remaining": "999", **headers}.items():
             handler.send_header(key, value)
         handler.end_headers()
-        handler.wfile.write(data)
+        if raw_answer.trickle is None:
+            handler.wfile.write(raw_answer.body)
+            return
+        try:
+            for index in range(len(raw_answer.body)):
+                handler.wfile.write(raw_answer.body[index:index + 1])
+                handler.wfile.flush()
+                time.sleep(raw_answer.trickle)
+        except OSError:  # the client gave up and closed the connection
+            with self._lock:
+                self.hung_up += 1
 
     def _access(self, authorization: str) -> str:
         scheme, _, token = authorization.partition(" ")
@@ -356,6 +390,7 @@ class FakeGitHub:
                 self.validated_with_githubkit += 1
                 return
         raise Reject(422, "Invalid request (githubkit models).\n\n" + "; ".join(errors))
+
 
 def _fake_actions() -> Any:
     """fake_actions.py (runs, jobs, logs, statuses, labels), loaded from beside this file however this
