@@ -24,7 +24,7 @@ WORKFLOWS = {
 
 
 def skipped(name: str) -> Job:
-    return Job(1, name, "Downstream", 3, ".github/workflows/x.yaml", 9, 1, "completed", "skipped", "", hours_ago(1))
+    return Job(1, name, "Downstream", 3, 9, 1, "completed", "skipped", "", hours_ago(1))
 
 
 def test_an_mla_change_with_downstream_skipped_asks_for_the_minimal_label() -> None:
@@ -52,7 +52,7 @@ def test_an_op_no_known_job_runs_asks_for_the_catch_all_label() -> None:
 
 @pytest.mark.parametrize("labels,jobs", [(["ci:sglang"], []), ([], ["ran"])])
 def test_a_label_or_a_downstream_job_that_ran_is_enough(labels: list[str], jobs: list[str]) -> None:
-    head = [Job(1, "Atom Test", "Downstream", 3, "", 9, 1, "completed", "success", "", hours_ago(1))] if jobs else []
+    head = [Job(1, "Atom Test", "Downstream", 3, 9, 1, "completed", "success", "", hours_ago(1))] if jobs else []
     files = [changed("aiter/fused_moe.py", removed=("topk = 8",))]
     findings, notes, clear = downstream.check(files, AITER, head, labels, WORKFLOWS.get)
     assert findings == [] and notes == [] and ("ci:sglang" in clear if labels else "Atom Test ran" in clear)

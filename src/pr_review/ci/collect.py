@@ -37,7 +37,6 @@ class Job:
     name: str  # with the matrix suffix, as GitHub shows it: "test (3.12)"
     workflow: str
     workflow_id: int
-    workflow_path: str
     run_id: int
     attempt: int
     status: str
@@ -77,7 +76,6 @@ class MainRun:
     """The same job (or check) on a default-branch commit."""
 
     url: str
-    created_at: str
     conclusion: str
 
 
@@ -195,7 +193,7 @@ def _head_jobs(c: Collector, data: CIData, selection: Selection) -> None:
 def _job(job: dict[str, Any], run: dict[str, Any]) -> Job:
     failed = next((s for s in job.get("steps") or [] if s.get("conclusion") in FAILED), None)
     return Job(id=int(job["id"]), name=job.get("name") or "", workflow=run.get("name") or job.get("workflow_name") or "",
-               workflow_id=int(run["workflow_id"]), workflow_path=run.get("path") or "", run_id=int(run["id"]),
+               workflow_id=int(run["workflow_id"]), run_id=int(run["id"]),
                attempt=int(job.get("run_attempt") or 1), status=job.get("status") or "",
                conclusion=job.get("conclusion"), url=job.get("html_url") or "",
                run_created_at=run.get("run_started_at") or run.get("created_at") or "",
@@ -271,7 +269,7 @@ def _main_jobs(c: Collector, data: CIData, client: GitHubClient) -> None:
             for main_job in jobs_by_run[run["id"]]:
                 if main_job.get("name") == name and main_job.get("status") == "completed":
                     found.append(MainRun(main_job.get("html_url") or run.get("html_url") or "",
-                                         run.get("created_at") or "", main_job.get("conclusion") or ""))
+                                         main_job.get("conclusion") or ""))
         data.main_jobs[(workflow_id, name)] = found
 
 
@@ -284,18 +282,18 @@ def _main_checks(c: Collector, data: CIData) -> None:
     commits = c.pages("repos.list_commits", None, limit=5, sha=data.default_branch)
     states: dict[str, list[MainRun]] = {check.name: [] for check in failed}
     for commit in commits:
-        sha, when = commit["sha"], ((commit.get("commit") or {}).get("committer") or {}).get("date") or ""
+        sha = commit["sha"]
         if any(check.kind == "check" for check in failed):
             for run in c.pages("checks.list_for_ref", "check_runs", ref=sha, filter="latest"):
                 if run.get("name") in states and run.get("status") == "completed":
-                    states[run["name"]].append(MainRun(run.get("html_url") or "", when, run.get("conclusion") or ""))
+                    states[run["name"]].append(MainRun(run.get("html_url") or "", run.get("conclusion") or ""))
         if any(check.kind == "status" for check in failed):
             seen: set[str] = set()
             for status in c.pages("repos.list_commit_statuses_for_ref", None, limit=300, ref=sha):
                 context = status.get("context") or ""
                 if context in states and context not in seen and status.get("state") != "pending":
                     seen.add(context)
-                    states[context].append(MainRun(status.get("target_url") or "", when, status.get("state") or ""))
+                    states[context].append(MainRun(status.get("target_url") or "", status.get("state") or ""))
     data.main_checks.update(states)
 
 
@@ -325,7 +323,7 @@ def _logs(c: Collector, data: CIData) -> None:
             continue
         c.log_bytes += len(text.encode("utf-8", "replace"))
         data.logs[job.id] = Log("read", logtext.parse(text),
-                                f"only the first {len(text) // (1024 * 1024)} MB were read" if cut else "")
+                                f"only the first {len(text.encode('utf-8', 'replace')) / 2**20:.1f} MB were read" if cut else "")
 
 
 def _parse_time(text: str | None) -> datetime | None:
