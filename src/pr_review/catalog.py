@@ -30,6 +30,7 @@ class Rule:
     profiles: tuple[str, ...] = ()
     subtypes: tuple[str, ...] = ()
     source: str = ""
+    zh: dict[str, str] = field(default_factory=dict)  # title, impact, action in Simplified Chinese
 
     def code_for(self, profile: str, fallback: str | None = None) -> str:
         return self.codes.get(profile) or (self.codes.get(fallback) if fallback else None) or self.id
@@ -72,7 +73,7 @@ def _rule_from(data: dict[str, Any], source: Path) -> Rule:
         stage=data.get("stage", "preview"), measurement=data.get("measurement"),
         examples=tuple(data.get("examples") or ()), languages=tuple(data.get("languages") or ()),
         families=tuple(data.get("families") or ()), profiles=tuple(data.get("profiles") or ()),
-        subtypes=tuple(data.get("subtypes") or ()), source=str(source),
+        subtypes=tuple(data.get("subtypes") or ()), source=str(source), zh=dict(data.get("zh") or {}),
     )
 
 

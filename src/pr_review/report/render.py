@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +56,19 @@ def not_checked_view(items: list[NotChecked]) -> dict[str, Any]:
             "budget_reason": budget[0].reason.split(": ", 1)[-1] if budget else ""}
 
 
+@lru_cache(maxsize=1)
+def _translations() -> dict[str, dict[str, str]]:
+    from ..catalog import load_catalog
+
+    return {rule.id: rule.zh for rule in load_catalog().rules.values() if rule.zh}
+
+
+def rule_zh(rule_id: str) -> dict[str, str]:
+    """A shipped rule's title, impact and action in Simplified Chinese; empty for a rule without them (a
+    repository's own rule), whose English text the zh templates then show."""
+    return _translations().get(rule_id, {})
+
+
 def environment() -> Environment:
     from jinja2 import Environment, FileSystemLoader, StrictUndefined  # only Markdown needs it
 
@@ -70,6 +84,7 @@ def environment() -> Environment:
     env.globals["verdict_icon"] = VERDICT_ICON
     env.globals["checklist_view"] = checklist_view
     env.globals["not_checked_view"] = not_checked_view
+    env.globals["rule_zh"] = rule_zh
     return env
 
 
