@@ -72,9 +72,10 @@ UNTRACEABLE = {"forward", "__call__", "__init__", "__new__", "__enter__", "__exi
 CORRECTNESS_PARAM = re.compile(r"mask|scale|mapping|bias|stride|offset|indices|index|indptr|dtype|layout|"
                                r"weight|out\b|output|residual|eps|topk|group|expert|causal|window|sink|softcap",
                                re.IGNORECASE)
-# Beyond what RepoFacts calls tooling: Python under csrc/ generates code at build time, and reference
-# implementations exist for tests to compare against; neither is an API consumers pass parameters to.
-NOT_API = re.compile(r"(^|/)(csrc|torch_ref|reference)/")
+# Beyond what RepoFacts calls tooling: Python under csrc/ generates code at build time, reference
+# implementations exist for tests to compare against, and tuning helpers (`mxfp4_v2_tune_utils.py`,
+# `gemm_tuner.py`) serve the tuning CLIs; none is an API consumers pass parameters to.
+NOT_API = re.compile(r"(^|/)(csrc|torch_ref|reference)/|(^|/)\w*tun(e|ing)\w*\.py$")
 STUB_DECORATORS = {"abstractmethod", "overload", "compile_ops", "abstractproperty", "override_abstract"}
 
 
