@@ -109,3 +109,13 @@ def test_a_workflow_run_event_with_wrong_types_is_an_error_verdict(action: Actio
     run = action()
     assert_no_traceback(run)
     assert run.outputs["verdict"] == "ERROR" and "event file" in report_of(run)["reason"]
+
+
+def test_a_malformed_list_read_for_ci_classification_costs_that_list(action: Action) -> None:
+    """CI classification reads the same check runs through the paged lists: a malformed page is noted
+    there, the review and its publication go on."""
+    action.fake.inject(200, method="GET", path="/check-runs", body=b'{"check_runs": {"id": 1}}',
+                       content_type="application/json")
+    run = action()
+    assert_no_traceback(run)
+    assert run.outputs["verdict"] not in ("ERROR", "") and "No check run was posted" in run.summary

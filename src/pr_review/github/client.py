@@ -116,12 +116,7 @@ class GitHubClient:
             if exc.status == 304 and cached is not None:
                 return cached[1], cached[2]
             raise
-        try:
-            data = response.json()
-        except ValueError as exc:
-            raise GitHubError(operation, response.status_code, f"malformed answer: {exc}") from exc
-        if not isinstance(data, dict if key else list):
-            raise GitHubError(operation, response.status_code, "malformed answer: not the list GitHub documents")
+        data = _decoded(operation, response, shapes.listing(key))
         items = list((data.get(key) if key else data) or [])
         next_url = response.links.get("next", {}).get("url")
         next_page = httpx2.URL(next_url).params.get("page") if next_url else None

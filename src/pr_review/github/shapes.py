@@ -6,6 +6,7 @@ Only the fields the action reads are described; anything else GitHub sends is ig
 """
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -42,6 +43,15 @@ CHECK_RUN = {  # what we read of a run: its id, where it is, and the state our l
 }
 CHECK_RUNS = {"type": "object", "required": ["check_runs"],
               "properties": {"check_runs": {"type": "array", "items": {**CHECK_RUN, "required": ["id", "name"]}}}}
+
+OBJECTS = {"type": "array", "items": {"type": "object"}}
+
+
+@cache  # one schema object per key: `problem` keeps its validators by schema identity
+def listing(key: str | None) -> dict[str, Any]:
+    """A page of a list endpoint: an array of objects, or an object holding one under `key`."""
+    return OBJECTS if key is None else {"type": "object", "properties": {key: {**OBJECTS, "type": ["array", "null"]}}}
+
 
 PULL_REQUEST_EVENT = {
     "type": "object", "required": ["pull_request"],
