@@ -18,8 +18,8 @@ from .derivation import Facts, derive
 from .detectors import ReviewInput, all_detectors
 from .evidence import collect
 from .gate import finalize, not_checked_files
-from .git import CatFile, Repo, parse_diff
-from .git.diff import ChangedFile
+from .git import CatFile, Repo
+from .git.diff import ChangedFile, read_changes
 from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER
 from .profiles import Profile, detect_profile, load_profiles
 from .source import Source
@@ -126,12 +126,7 @@ def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...
 
 
 def read_diff(ctx: Context) -> list[ChangedFile]:
-    text = ctx.repo.git(
-        "diff", "--no-color", "--no-ext-diff", "--no-textconv", "-M", "--src-prefix=a/", "--dst-prefix=b/",
-        ctx.merge_base, ctx.head_sha,
-    ).decode("utf-8", "surrogateescape")
-    files = parse_diff(text)
-    return [f for f in files if not ctx.config.excluded(f.path)]
+    return read_changes(ctx.repo, ctx.merge_base, ctx.head_sha, ctx.source.catfile.size_cap, ctx.config.excluded)
 
 
 def apply_budget(files: list[ChangedFile], budget: int | None = None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 from dataclasses import dataclass
+from typing import IO
 
 from .repo import Repo
 
@@ -39,29 +40,39 @@ class CatFile:
         return self.read(rev, path).text
 
     def _read(self, rev: str, path: str) -> Blob:
-        if "\n" in path:
-            return Blob(None, "path contains a newline")
+        name = self._object_name(rev, path)
+        if name is None:
+            return Blob(None, MISSING)
         proc = self._process()
         assert proc.stdin and proc.stdout
-        proc.stdin.write(f"{rev}:{path}\n".encode("utf-8", "surrogateescape"))
+        proc.stdin.write(f"{name}\n".encode("utf-8", "surrogateescape"))
         proc.stdin.flush()
         header = proc.stdout.readline().decode("utf-8", "replace").split()
         if len(header) != 3:  # "<name> missing" or "<name> ambiguous"
             return Blob(None, MISSING)
         _, kind, size_text = header
         size = int(size_text)
+        if kind != "blob" or size > self.size_cap:
+            _discard(proc.stdout, size + 1)  # never hold more than the cap in memory
+            return Blob(None, f"is a {kind}, not a file" if kind != "blob" else
+                        f"larger than the {self.size_cap // 1024} KB cap ({size // 1024} KB)")
         data = proc.stdout.read(size)
         proc.stdout.read(1)  # the newline after each object
-        if kind != "blob":
-            return Blob(None, f"is a {kind}, not a file")
-        if size > self.size_cap:
-            return Blob(None, f"larger than the {self.size_cap // 1024} KB cap ({size // 1024} KB)")
         if b"\0" in data[:8000]:
             return Blob(None, "binary content")
         try:
             return Blob(data.decode("utf-8"))
         except UnicodeDecodeError:
             return Blob(None, "not UTF-8 text")
+
+    def _object_name(self, rev: str, path: str) -> str | None:
+        """What to ask cat-file for: `rev:path`, or, since it reads one name per line, the object id
+        of a path holding a newline (from `ls-tree -z`); None when there is no such path."""
+        if "\n" not in path:
+            return f"{rev}:{path}"
+        entry = self.repo.git("ls-tree", "-z", rev, "--", path, check=False).split(b"\0")[0]
+        meta = entry.partition(b"\t")[0].split()
+        return meta[2].decode() if len(meta) == 3 else None
 
     def close(self) -> None:
         if self._proc is not None:
@@ -76,3 +87,11 @@ class CatFile:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _discard(stream: IO[bytes], size: int, chunk: int = 1 << 20) -> None:
+    while size > 0:
+        got = len(stream.read(min(chunk, size)))
+        if not got:  # the process ended
+            return
+        size -= got

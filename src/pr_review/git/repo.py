@@ -190,25 +190,26 @@ class Repo:
         """`git grep` over a tree (not the work tree): [(path, line, text)].
 
         With `files_only` the line is 0 and the text empty; with `only_matching` the text is the match."""
-        args = ["grep", "-I", "--no-color", "--full-name", "-F" if fixed else "-E"]
+        args = ["grep", "-I", "-z", "--no-color", "--full-name", "-F" if fixed else "-E"]
         if word:
             args.append("-w")
         args.append("-l" if files_only else "-n")
         if only_matching:
             args.append("-o")
         args += ["-e", pattern, rev, "--", *pathspecs]
-        out = self.text(*args, check=False)
-        hits: list[tuple[str, int, str]] = []
+        # -z: paths verbatim and NUL-terminated (a path may hold a newline or a colon), so each hit is
+        # `rev:path NUL line NUL text LF`; the text of a line holds no LF, so the LF ends it.
+        fields = self.text(*args, check=False).split("\0")
         prefix = f"{rev}:"
-        for raw in out.splitlines():
-            raw = raw.removeprefix(prefix)
-            if files_only:
-                hits.append((raw, 0, ""))
-                continue
-            path, _, rest = raw.partition(":")
-            num, _, text = rest.partition(":")
-            if num.isdigit():
-                hits.append((path, int(num), text))
+        if files_only:
+            return [(p.removeprefix(prefix), 0, "") for p in fields if p]
+        hits: list[tuple[str, int, str]] = []
+        path = fields[0]
+        for i in range(1, len(fields) - 1, 2):
+            text, _, next_path = fields[i + 1].partition("\n")
+            if fields[i].isdigit():
+                hits.append((path.removeprefix(prefix), int(fields[i]), text))
+            path = next_path
         return hits
 
     def ls_tree(self, rev: str, pathspecs: tuple[str, ...] = ()) -> list[str]:
