@@ -36,3 +36,10 @@ def test_time_budget_is_an_input_of_the_action() -> None:
     assert meta["inputs"]["time-budget"]["default"] == "10"
     [review] = [step for step in meta["runs"]["steps"] if step.get("id") == "review"]
     assert review["env"]["INPUT_TIME_BUDGET"] == "${{ inputs.time-budget }}"
+
+
+def test_a_ci_wait_longer_than_the_budget_is_an_input_error(action: Action) -> None:
+    run = action(INPUT_WAIT_FOR_CI="9", INPUT_TIME_BUDGET="10")
+    assert run.code == 1 and "input wait-for-ci: 9 minutes do not fit in the review's share of time-budget " \
+        "(8 of 10 minutes); raise time-budget" in run.stdout
+    assert action(INPUT_WAIT_FOR_CI="9", INPUT_TIME_BUDGET="12").code == 0

@@ -125,6 +125,9 @@ def read_inputs(profiles: list[str]) -> Inputs:
         raise InputError(f"input ci-window-hours: '{window}' is not a positive whole number of hours")
     if not WHOLE_NUMBER.fullmatch(wait):
         raise InputError(f"input wait-for-ci: '{wait}' is not a whole number of minutes (0 does not wait)")
+    if int(wait) >= float(raw_budget) * REVIEW_SHARE:  # the wait is part of the review, which the budget ends
+        raise InputError(f"input wait-for-ci: {wait} minutes do not fit in the review's share of time-budget "
+                         f"({float(raw_budget) * REVIEW_SHARE:g} of {raw_budget} minutes); raise time-budget")
     notify = get("notify-owners", "false").lower()
     if notify not in ("true", "false"):
         raise InputError(f"input notify-owners: '{notify}' is not true or false")
