@@ -15,7 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))  # the fake GitHub and the action harness
 from fake_github import FakeGitHub  # noqa: E402
-from gh_action import Action, action, no_waiting, report_of  # noqa: E402,F401 - pytest fixtures
+from gh_action import Action, action, fixed_review, no_waiting, report_of  # noqa: E402,F401 - pytest fixtures
 from gh_fixtures import fake, upstream  # noqa: E402,F401 - pytest fixtures
 
 from pr_review.github import action_main  # noqa: E402
@@ -72,6 +72,14 @@ def test_the_time_budget_ends_the_review_and_posts_what_it_has(action: Action,
     assert "did not finish within the time budget of 0.02 minutes (input time-budget)" in run.stdout
     assert "time budget" in run.summary and "time budget" in report_of(run)["reason"]
     assert "AssertionError" not in run.stdout
+    [check] = action.fake.check_runs.values()  # the PR shows it too
+    assert (check["conclusion"], check["output"]["title"]) == ("neutral", "⏱ Review not finished (advisory)")
+    assert "time budget" in check["output"]["summary"] and run.outputs["check-run-url"] == check["html_url"]
+
+    fixed_review(action, monkeypatch)  # a review that finishes takes the run over and annotates in full
+    finished = action()
+    assert [check["id"]] == list(action.fake.check_runs) and finished.outputs["check-run-url"] == check["html_url"]
+    assert check["output"]["title"] != "⏱ Review not finished (advisory)" and len(action.fake.annotations[check["id"]]) == 3
 
 
 def test_no_call_outlasts_the_time_budget(fake: FakeGitHub) -> None:

@@ -38,7 +38,7 @@ from ..report.escape import markdown_inline
 from ..report.render import render_json
 from ..report.sarif import render_sarif
 from .budget import DEFAULT_MINUTES, REVIEW_SHARE, OutOfTime, time_limit
-from .checks import annotation, external_id, find_runs, mark_new, post, split_by_cap, title
+from .checks import annotation, external_id, find_runs, mark_new, post, post_unfinished, split_by_cap, title
 from .client import GitHubClient, GitHubError
 from .commands import (
     annotation_commands,
@@ -63,6 +63,7 @@ from .secrets import Scrubber, ScrubbedStream
 from .summary import CHECK_SUMMARY_LIMIT, JOB_SUMMARY_LIMIT, Publication, render_summary
 
 LANGUAGES = ("en", "zh")
+UNFINISHED_TITLE = {"en": "⏱ Review not finished (advisory)", "zh": "⏱ 审查未完成（建议性）"}
 DEFAULT_CHECK_NAME = "PR review (advisory)"
 DEFAULT_MAX_ANNOTATIONS = 200
 DEFAULT_CI_WINDOW_HOURS = 48
@@ -218,6 +219,7 @@ def _run(inputs: Inputs, runner: Runner, env: MutableMapping[str, str], exits: E
             clients.append(GitHubClient(runner.api_url, inputs.token, owner, repo, budget_ends=budget_ends))
         return clients[0]
 
+    target: PullRequestTarget | None = None
     try:
         with time_limit(inputs.time_budget * 60 * REVIEW_SHARE):
             event = read_event(env)
@@ -230,8 +232,10 @@ def _run(inputs: Inputs, runner: Runner, env: MutableMapping[str, str], exits: E
                 request = replace(request, ci=_ci_request(inputs, env, client(), target))
             report = _review(request)
     except OutOfTime:
-        _not_reviewed(exits, "ERROR", f"the review did not finish within the time budget of {inputs.time_budget:g} "
-                      "minutes (input time-budget)", inputs.language)
+        reason = (f"the review did not finish within the time budget of {inputs.time_budget:g} minutes "
+                  "(input time-budget)")
+        _not_reviewed(exits, "ERROR", reason, inputs.language,
+                      check_run_url=_post_unfinished(client(), target, inputs, reason, exits) if target else "")
         return
     except Unsupported as exc:
         _not_reviewed(exits, "SKIPPED", str(exc), inputs.language)
@@ -345,7 +349,19 @@ def _github_reason(exc: GitHubError, doing: str, fork: bool = False) -> str:
     return f"GitHub could not {doing} ({exc})."
 
 
-def _not_reviewed(exits: Exits, verdict: str, reason: str, language: str) -> None:
+def _post_unfinished(client: GitHubClient, target: PullRequestTarget, inputs: Inputs, reason: str,
+                     exits: Exits) -> str:
+    """The check run saying the review ran out of time, so that the PR shows it; '' when GitHub refuses."""
+    try:
+        return post_unfinished(client, name=inputs.check_name, head_sha=target.head_sha,
+                               output_title=UNFINISHED_TITLE[inputs.language],
+                               summary=exits.scrub(markdown_inline(reason)), external_id=external_id(target.number))
+    except GitHubError as exc:
+        log(f"pr-review: {_github_reason(exc, 'post a check run saying so', fork=target.fork)}")
+        return ""
+
+
+def _not_reviewed(exits: Exits, verdict: str, reason: str, language: str, check_run_url: str = "") -> None:
     """No review: say why in the log and the job summary, and still leave report.json and the outputs."""
     core.info(command("notice" if verdict == "SKIPPED" else "warning", reason, title="PR review not run"))
     exits.runner.out_dir.mkdir(parents=True, exist_ok=True)
@@ -356,7 +372,7 @@ def _not_reviewed(exits: Exits, verdict: str, reason: str, language: str) -> Non
     if step_summary_room(exits.runner.summary_path, JOB_SUMMARY_LIMIT) > 4096:
         exits.summary(f"## ℹ️ {heading}\n\n{markdown_inline(reason)}\n")
     exits.outputs({"verdict": verdict, "verdict-id": verdict_id(verdict), "high": "0", "medium": "0", "low": "0",
-                                       "report-path": str(report_path), "sarif-path": "", "check-run-url": "",
+                                       "report-path": str(report_path), "sarif-path": "", "check-run-url": check_run_url,
                                        "ci-failures": "0"})
 
 

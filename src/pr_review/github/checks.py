@@ -180,6 +180,19 @@ def find_runs(client: GitHubClient, name: str, head_sha: str, previous_head: str
                                      for run, state in states if state is not None), None))
 
 
+def post_unfinished(client: GitHubClient, *, name: str, head_sha: str, output_title: str, summary: str,
+                    external_id: str) -> str:
+    """The URL of a neutral run on this head saying the review did not finish. A run of ours already
+    there holds an earlier review of this very head and is left as it is; a new one records no state,
+    so the next review to finish updates it and annotates in full."""
+    for run in _own_runs(client, name, head_sha, external_id):
+        return run.get("html_url") or ""
+    run = client.create_check_run({"name": name, "head_sha": head_sha, "status": "completed",
+                                   "conclusion": CONCLUSION, "external_id": external_id,
+                                   "output": {"title": output_title, "summary": summary}})
+    return run.get("html_url") or ""
+
+
 def _own_runs(client: GitHubClient, name: str, sha: str, ours: str) -> list[dict[str, Any]]:
     return [run for run in client.check_runs_for_ref(sha, name)
             if run["name"] == name and run.get("external_id") == ours]
