@@ -112,7 +112,7 @@ def review_one(repo: str, commit: Commit, profile: str | None, engine: str | Non
             key=lambda f: (f["path"], f["line"] or 0, f["rule"], f["problem"])),
         "not_checked": len(report["not_checked"]),
         "notes": report["notes"],
-        "timings": report.get("timings", {}),
+        "timings": report.get("timings", {}), "step_timings": report.get("step_timings", {}),
         "broken": [n for n in report["notes"] if n.startswith(("detector ", "evidence ")) and "failed" in n],
     })
     return row

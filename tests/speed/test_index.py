@@ -94,3 +94,14 @@ def test_index_is_built_once_per_tree_and_per_subtree():
     assert index_of(func) is not index_of(t)
     assert index_of(func).nodes == list(ast.walk(func))
     assert index_of(tree()) is not index_of(t)  # another parse is another tree
+
+
+def test_depth_counts_levels():
+    assert index_of(ast.parse("")).depth == 1
+    assert index_of(ast.parse("x")).depth == 4  # Module > Expr > Name > Load
+    nested = ast.parse("(" * 40 + "1" + ")" * 40 + " + " + "a + " * 60 + "a")
+    assert index_of(nested).depth == _depth(nested) > 60
+
+
+def _depth(node: ast.AST) -> int:
+    return 1 + max((_depth(c) for c in ast.iter_child_nodes(node)), default=0)

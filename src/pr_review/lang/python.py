@@ -43,19 +43,12 @@ def _parse(text: str, filename: str, mode: str) -> ast.AST:
             raise Unparsable(f"nested too deeply for the Python parser ({type(exc).__name__})") from exc
         except ValueError as exc:  # a null byte (3.11)
             raise Unparsable(f"not valid Python ({exc})") from exc
-    if _depth_exceeds(tree, MAX_TREE_DEPTH):
+    from .index import index_of  # here: the index builds on this module's helpers
+
+    # the one walk that measures the depth also builds the tree's index, which the detectors read
+    if index_of(tree).depth > MAX_TREE_DEPTH:
         raise Unparsable(f"nested more than {MAX_TREE_DEPTH} levels deep")
     return tree
-
-
-def _depth_exceeds(tree: ast.AST, limit: int) -> bool:
-    stack = [(tree, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-    return False
 
 
 def tokens(text: str) -> list[tokenize.TokenInfo]:
