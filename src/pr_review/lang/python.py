@@ -74,10 +74,6 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
-def parent_map(tree: ast.AST) -> dict[ast.AST, ast.AST]:
-    return {child: parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-
-
 def ancestors(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[ast.AST]:
     while node in parents:
         node = parents[node]
