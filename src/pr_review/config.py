@@ -14,7 +14,7 @@ from .rulesdata import load_untrusted_yaml
 
 CONFIG_PATH = ".github/pr-review.yml"
 SEVERITIES = ("high", "medium", "low")
-KNOWN_KEYS = {"profile", "disable", "severity", "exclude", "rule_dirs"}
+KNOWN_KEYS = {"profile", "disable", "severity", "exclude", "rule_dirs", "preview"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,7 @@ class RepoConfig:
     severity: dict[str, str] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     rule_dirs: tuple[str, ...] = ()
+    preview: bool = False  # the repository opts into annotations from rules not yet measured stable
     messages: tuple[str, ...] = ()
 
     def excluded(self, path: str) -> bool:
@@ -76,7 +77,11 @@ def parse_config(text: str | None, source_name: str, known_rules: set[str], prof
             messages.append(f"{source_name}: severity.{rule}: '{level}' is not one of {', '.join(SEVERITIES)}; ignored")
         else:
             severity[rule] = level
+    preview = data.get("preview", False)
+    if not isinstance(preview, bool):
+        messages.append(f"{source_name}: preview: must be true or false; ignored")
+        preview = False
     return RepoConfig(
-        profile=profile, disable=frozenset(disable), severity=severity,
+        preview=preview, profile=profile, disable=frozenset(disable), severity=severity,
         exclude=tuple(id_list("exclude")), rule_dirs=tuple(id_list("rule_dirs")), messages=tuple(messages),
     )

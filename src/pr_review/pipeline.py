@@ -266,8 +266,9 @@ def review(request: ReviewRequest) -> Report:
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
             apply_verdicts(checklist, findings, decided, files, ctx.catalog, bool((request.pr.body or "").strip()))
-            annotated = [f for f in findings if ctx.catalog.rules[f.rule].annotates]
-            preview = [f for f in findings if not ctx.catalog.rules[f.rule].annotates]
+            annotates = {r for r, rule in ctx.catalog.rules.items() if rule.annotates or ctx.config.preview}
+            annotated = [f for f in findings if f.rule in annotates]
+            preview = [f for f in findings if f.rule not in annotates]
         ci: CIResult | None = None
         if request.ci is not None:
             from .ci import run as run_ci

@@ -68,7 +68,9 @@ def build_upstream(root: Path) -> Upstream:
     work = root / "upstream-work"
     work.mkdir(parents=True)
     git(work, "init", "-q")
-    old_base = _commit(work, {**BASE_FILES, REVIEW_CONFIG: "disable: [syspath-mutation]\n"}, "base")
+    # The publishing tests need findings of every kind, so the repository opts into preview rules.
+    old_base = _commit(work, {**BASE_FILES, ".github/pr-review.yml": "preview: true\n",
+                              REVIEW_CONFIG: "preview: true\ndisable: [syspath-mutation]\n"}, "base")
     git(work, "checkout", "-q", "-b", "old-feature")
     old_head = _commit(work, OLD_PR_FILES, "Add rms_norm")
     git(work, "checkout", "-q", "main")
