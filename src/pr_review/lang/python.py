@@ -160,6 +160,8 @@ def touches(node: ast.AST, lines: set[int]) -> bool:
     """True when any line of `node` (decorators included) is in `lines`."""
     start = min([getattr(node, "lineno", 0)] + [d.lineno for d in getattr(node, "decorator_list", [])])
     end = getattr(node, "end_lineno", None) or start
+    if end - start < len(lines):  # whichever is shorter: the node's lines or the set
+        return any(n in lines for n in range(start, end + 1))
     return any(start <= n <= end for n in lines)
 
 
