@@ -66,7 +66,7 @@ def _translations() -> dict[str, dict[str, str]]:
 def rule_zh(rule_id: str) -> dict[str, str]:
     """A shipped rule's title, impact and action in Simplified Chinese; empty for a rule without them (a
     repository's own rule), whose English text the zh templates then show."""
-    return _translations().get(rule_id, {})
+    return {"title": "", "impact": "", "action": "", **_translations().get(rule_id, {})}
 
 
 def environment() -> Environment:
