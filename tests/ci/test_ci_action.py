@@ -59,7 +59,9 @@ def test_workflow_run_updates_the_pull_request_review_in_place(action: Action) -
     findings_before = {f["fingerprint"] for f in report_of(first)["findings"]}
     run = failing_ci(action)
     action.fake.actions.add_job_check_run(action.upstream.pr_head, CHECK_NAME)
-    action.fake.add_pull(7, head_sha=action.upstream.pr_head, base_sha=action.upstream.base_sha)
+    # the same PR text the pull_request event carried: description rules decide from it
+    action.fake.add_pull(7, head_sha=action.upstream.pr_head, base_sha=action.upstream.base_sha,
+                         title="Speed up quant", body="Faster.")
     action.event_name = "workflow_run"
     action.event = {"action": "completed", "workflow_run": {
         "id": run["id"], "name": "CI", "head_sha": action.upstream.pr_head, "head_branch": "feature",
