@@ -160,3 +160,13 @@ def test_a_repository_can_opt_into_preview_annotations(repo_factory):
     wrong = repo_factory({**before, ".github/pr-review.yml": "preview: yes-please\n"}, after)
     report = review(ReviewRequest(repo_dir=str(wrong), base="main", head="pr", remote=None, profile="aiter"))
     assert not report.findings and any("preview: must be true or false" in n for n in report.notes)
+
+
+def test_an_arch_gate_that_selects_an_arch_only_kernel_family_is_a_note(tmp_path):
+    from test_fixtures_rules import FIXTURES, build_fixture_repo
+
+    repo = build_fixture_repo(FIXTURES / "arch-literal-in-dispatch" / "fire-note-gate-selects-an-arch-only-kernel-family",
+                              tmp_path / "repo", [])
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    note = next(f for f in report.all_findings if f.rule == "arch-literal-in-dispatch")
+    assert (note.severity, note.tag) == ("low", "inferred") and "gfx1250-only directory" in note.problem

@@ -204,15 +204,18 @@ def arch_literal_in_dispatch(review: ReviewInput) -> Iterable[Finding]:
         parents = index_of(tree).parents
         kernel_archs = _arch_specific_imports(review, tree)
         hits: list[tuple[int, list[str], str, str]] = []
+        family_gates: list[tuple[int, list[str], str, str]] = []
         for node, lits in _arch_comparisons(tree):
             if not _touched(node, added) or _capability_guard(node, parents, f.path):
                 continue
-            if set(lits) <= kernel_archs:
-                continue  # selects a kernel family that exists only for that arch (`…/gfx1250/…`): correct dispatch
             func = _enclosing_function(node, parents)
-            hits.append((node.lineno, lits, ast.unparse(node), f"`{func.name}`" if func else "module level"))
+            hit = (node.lineno, lits, ast.unparse(node), f"`{func.name}`" if func else "module level")
+            # a gate that selects a kernel family existing only for that arch (`…/gfx1250/…`) is correct dispatch
+            (family_gates if set(lits) <= kernel_archs else hits).append(hit)
         if hits:
             yield _arch_finding(f.path, sorted(hits))
+        elif family_gates:
+            yield _family_gate_note(f.path, sorted(family_gates))
 
 
 def _arch_specific_imports(review: ReviewInput, tree: ast.Module) -> set[str]:
@@ -246,6 +249,21 @@ def _arch_finding(path: str, hits: list[tuple[int, list[str], str, str]]) -> Fin
         action=("Author must route the decision through the arch registry / a named capability helper "
                 "(e.g. a `supports_<feature>()` predicate) instead of comparing a raw gfx string here."),
         tag="verified",
+        evidence=[Evidence(path, ln, _short(c, 120)) for ln, _, c, _ in hits[:10]],
+    )
+
+
+def _family_gate_note(path: str, hits: list[tuple[int, list[str], str, str]]) -> Finding:
+    """The gate picks kernels that exist only for the arch it names, with a fallback: right today, a
+    question only for the next arch sharing that ISA."""
+    line, lits, cond, where = hits[0]
+    return Finding(
+        rule="arch-literal-in-dispatch", path=path, line=line, severity="low", tag="inferred",
+        problem=(f"`{_short(cond, 80)}` in {where} selects kernels this file imports from a "
+                 f"{'/'.join(lits)}-only directory, with a fallback on other archs."),
+        impact="Correct for the archs that exist; a later arch with the same ISA takes the fallback until the "
+               "string is extended.",
+        action="Reviewer may suggest a named capability helper shared with the kernel directory.",
         evidence=[Evidence(path, ln, _short(c, 120)) for ln, _, c, _ in hits[:10]],
     )
 
