@@ -103,14 +103,20 @@ def _parser() -> argparse.ArgumentParser:
     review.add_argument("--title", default="", help="PR title")
     review.add_argument("--body-file", help="file holding the PR description")
     review.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], help="override auto-detection")
-    review.add_argument("--format", choices=["text", "markdown", "json", "sarif"], default="text")
+    review.add_argument("--format", choices=["text", "markdown", "json", "sarif", "github"], default="text",
+                        help="github: escaped workflow commands (annotations) for use inside any workflow")
     review.add_argument("--language", choices=["en", "zh"], default="en", help="Markdown language")
     review.add_argument("--output", help="write the report here instead of stdout")
+    review.add_argument("--fail-on", choices=list(SEVERITY_RANK),
+                        help="exit 1 when a finding of this severity or above is reported (default: always 0)")
+    review.add_argument("-q", "--quiet", action="store_true",
+                        help="text format: one line per finding and nothing else")
     review.add_argument("--remote", default="origin", help="remote to fetch a missing base/head from")
     review.add_argument("--context-out", metavar="DIR",
                         help="also write the derived rules' full text, evidence and tiers for a reviewer")
     review.add_argument("-v", "--verbose", action="store_true",
-                        help="text format: also print the seconds each stage, detector and evidence collector took")
+                        help="text format: also print the seconds each stage, detector and evidence collector took "
+                             "(also when RUNNER_DEBUG=1, GitHub's debug logging)")
 
     sub.add_parser("demo", help="review a throw-away repository with real defects and print the result")
 
@@ -224,14 +230,39 @@ def _review(args: argparse.Namespace) -> int:
             write_context(report, load_catalog(), Path(args.context_out))
         except OSError as exc:
             raise UsageError(f"--context-out {args.context_out}: cannot be written ({exc.strerror})") from exc
-    _emit(render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty(),
-                 verbose=args.verbose), args.output)
+    if args.quiet and args.format == "text":
+        from .model import SEVERITY_ICON
+        text = "".join(terminal_safe(f"{f.location}: {SEVERITY_ICON[f.severity or 'medium']} {f.title} [{f.tag}] "
+                                     f"({f.code})") + "\n" for f in report.findings)
+    else:
+        verbose = args.verbose or os.environ.get("RUNNER_DEBUG") == "1"
+        text = render(report, args.format, args.language, color=args.output is None and sys.stdout.isatty(),
+                      verbose=verbose)
+    _emit(text, args.output, commands=args.format == "github")
+    return failing_exit(report.findings, args.fail_on)
+
+
+SEVERITY_RANK = {"low": 1, "medium": 2, "high": 3}
+
+
+def failing_exit(findings: list, fail_on: str | None) -> int:
+    """1 when `--fail-on` is given and a finding reaches that severity (ruff's and semgrep's opt-in), else 0:
+    by default the review is advisory."""
+    if fail_on and any(SEVERITY_RANK[f.severity or "medium"] >= SEVERITY_RANK[fail_on] for f in findings):
+        return 1
     return 0
 
 
-def _emit(text: str, output: str | None) -> None:
-    """The report to `output`, else to stdout; an `output` that cannot be written is a usage error."""
+def _emit(text: str, output: str | None, commands: bool = False) -> None:
+    """The report to `output`, else to stdout; an `output` that cannot be written is a usage error.
+    `commands`: the text is our own escaped workflow commands (`--format github`), which must reach the
+    runner as commands, so it bypasses the stdout wrapper that disables every other `::` line."""
     if not output:
+        if commands:
+            sys.stdout.flush()
+            sys.__stdout__.write(text)
+            sys.__stdout__.flush()
+            return
         sys.stdout.write(text)
         return
     try:
@@ -265,7 +296,21 @@ def render(report, fmt: str, language: str = "en", color: bool = False, verbose:
         return render_markdown(report, language)
     if fmt == "sarif":
         return render_sarif(report, load_catalog())
+    if fmt == "github":
+        return render_github(report, language)
     return render_text(report, color=color and not os.environ.get("NO_COLOR"), verbose=verbose)
+
+
+def render_github(report, language: str = "en") -> str:
+    """Workflow commands: one annotation per finding, as many as the runner shows (10 per level and step),
+    then a notice with the verdict and what was left out."""
+    from .github.commands import annotation_commands, command
+
+    lines, left_out = annotation_commands(report.findings, language, len(report.findings))
+    counts = report.counts()
+    summary = (f"{report.verdict} (advisory): {counts['high']} high, {counts['medium']} medium, {counts['low']} low"
+               + (f"; {left_out} more not annotated (the runner shows 10 per level and step)" if left_out else ""))
+    return "".join(line + "\n" for line in lines) + command("notice", summary, title="pr-review") + "\n"
 
 
 def _rules(args: argparse.Namespace) -> int:
