@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp
 from ..lang.python import dotted_name
@@ -34,6 +34,7 @@ BOUNDED, RUNTIME, WIDE = 0, 1, 2
 
 # The added lines a file must have for the Triton scan to parse it: a product next to an address.
 TRITON_TOKEN = re.compile(r"\*")
+TRITON_IMPORT = re.compile(r"^\s*(import|from)\s+triton\b", re.MULTILINE)
 WIDE_DTYPES = ("int64", "uint64")
 # Triton/Gluon calls whose first argument (or `pointer=`/`ptr=`) is an address.
 POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
@@ -218,16 +219,54 @@ def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def triton_products(kf: KernelFile) -> Iterator[tuple[Kernel, list[Product]]]:
-    """Per kernel, the new narrow products that feed an address, grouped by line."""
+def _leading_strides(review: ReviewInput, kernel_name: str) -> set[str]:
+    """Parameters of `kernel_name` that a launch in the PR's Python files binds to a tensor's leading
+    stride (`x.stride(0)`): a row index times that stride spans the whole tensor."""
+    out: set[str] = set()
+    for _, tree in review.python_files():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+                    and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel_name):
+                continue
+            bound = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
+            for key, value in bound:
+                if isinstance(value, ast.Starred):
+                    break  # positions after a starred argument cannot be mapped
+                if _is_leading_stride(value):
+                    out.add(key if isinstance(key, str) else f"#{key}")
+    return out
+
+
+def _is_leading_stride(node: ast.AST) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stride":
+            if n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == 0:
+                return True
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Attribute) \
+                and n.value.func.attr == "stride" and isinstance(n.slice, ast.Constant) and n.slice.value == 0:
+            return True
+    return False
+
+
+def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Iterator[tuple[Kernel, list[Product]]]:
+    """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
+    a value loaded from memory (a page id from a table) or a parameter launched with a leading stride."""
     base = _base_products(kf)
     for kernel in kf.kernels:
         width = _TritonWidth(kernel)
+        params = [a.arg for a in kernel.func.args.args]
+        strides: set[str] | None = None
         found: dict[int, Product] = {}
         for root in _address_roots(kernel):
             for product in _narrow_products(kernel, width, root):
                 text = _squash(ast.unparse(product))
                 if product.lineno not in kf.added or text in base.get(kernel.func.name, ()):
+                    continue
+                if strides is None:
+                    bound = leading(kernel.func.name)
+                    strides = {p for i, p in enumerate(params) if p in bound or f"#{i}" in bound}
+                operands = (product.left, product.right)
+                if not any(_loaded(kernel, o) or _mentions_any(kernel, o, strides) for o in operands):
                     continue
                 found.setdefault(product.lineno, Product(
                     product.lineno, _short(ast.unparse(product)),
@@ -236,11 +275,29 @@ def triton_products(kf: KernelFile) -> Iterator[tuple[Kernel, list[Product]]]:
             yield kernel, sorted(found.values(), key=lambda p: p.line)
 
 
+def _loaded(kernel: Kernel, expr: ast.AST) -> bool:
+    return kernel.reaches(expr, lambda n: isinstance(n, ast.Call) and _loads(n))
+
+
+def _mentions_any(kernel: Kernel, expr: ast.AST, names: set[str]) -> bool:
+    return bool(names) and kernel.reaches(expr, lambda n: isinstance(n, ast.Name) and n.id in names,
+                                          through_loads=False)
+
+
 @detector("int32-index-overflow")
 def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
+    cache: dict[str, set[str]] = {}
+
+    def leading(name: str) -> set[str]:
+        if name not in cache:
+            cache[name] = _leading_strides(review, name)
+        return cache[name]
+
     for kf in _kernel_files(review, TRITON_TOKEN):
+        if not TRITON_IMPORT.search(review.source.text(kf.f.path) or ""):
+            continue  # a FlyDSL host `@flyc.jit` is not a Triton kernel
         sibling = None
-        for kernel, products in triton_products(kf):
+        for kernel, products in triton_products(kf, leading):
             if sibling is None:
                 sibling = _widened_sibling(kf.tree) or (0, "")
             for product in products:
@@ -366,6 +423,20 @@ class _CppWidth:
             return max((self.kind(c) for c in node.named_children), default=BOUNDED)
         return BOUNDED
 
+    def loaded(self, node, seen: set[str] | None = None) -> bool:
+        """Whether `node` derives from a value read from memory (`table[i]`, `*p`) through locals."""
+        seen = set() if seen is None else seen
+        for n in cpp.walk(node):
+            if n.type == "subscript_expression" or (n.type == "pointer_expression" and cpp.text_of(n).startswith("*")):
+                return True
+            if n.type == "identifier":
+                name = cpp.text_of(n)
+                if name not in seen:
+                    seen.add(name)
+                    if any(self.loaded(v, seen) for v in self.inits.get(name, [])):
+                        return True
+        return False
+
     def _name(self, name: str) -> int:
         if name in self.memo:
             return self.memo[name]
@@ -452,6 +523,8 @@ def cpp_products(text: str, added: set[int]) -> Iterator[tuple[str, Product]]:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if left is None or right is None or width.kind(left) != RUNTIME or width.kind(right) != RUNTIME:
             continue
+        if not (width.loaded(left) or width.loaded(right)):
+            continue  # a page or row id read from memory spans the pool; a block id times a size is bounded
         if not _feeds_address(node, width, offsets):
             continue
         seen.add(cpp.line_of(node))
@@ -550,6 +623,20 @@ class _FlyWidth:
             return RUNTIME if any(self.kind(a) != BOUNDED for a in call.args[1:]) else BOUNDED  # narrowed to i32
         return max((self.kind(a) for a in args), default=BOUNDED)
 
+    def loaded(self, node: ast.AST) -> bool:
+        """Whether `node` derives from a value read from memory (a page or row id from a table)."""
+        seen: set[str] = set()
+        todo = [node]
+        while todo:
+            current = todo.pop()
+            if isinstance(current, ast.Call) and _call_tail(current).startswith("buffer_load"):
+                return True
+            if isinstance(current, ast.Name) and current.id not in seen:
+                seen.add(current.id)
+                todo.extend(self.defs.get(current.id, ()))
+            todo.extend(ast.iter_child_nodes(current))
+        return False
+
     def _name(self, name: str) -> int:
         if name in self.memo:
             return self.memo[name]
@@ -579,7 +666,7 @@ def _fly_products(func: ast.FunctionDef, width: _FlyWidth) -> Iterator[ast.AST]:
             operands = (node.left, node.right)
         elif isinstance(node, ast.Call) and _call_tail(node) == "muli" and len(node.args) == 2:
             operands = (node.args[0], node.args[1])
-        if operands and all(width.kind(o) == RUNTIME for o in operands):
+        if operands and all(width.kind(o) == RUNTIME for o in operands) and any(width.loaded(o) for o in operands):
             yield node
         if isinstance(node, ast.Name) and node.id not in seen:
             seen.add(node.id)

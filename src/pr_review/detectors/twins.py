@@ -25,8 +25,12 @@ from .base import ReviewInput
 
 # A line worth following to a sibling: long enough to be a formula, not a loop header or a brace.
 MIN_LINE = 24
+# A fix edits a few lines of a function, each into a similar new line; more than this is a rewrite.
+MAX_FIX_LINES = 8
+FIX_SIMILARITY = 0.6
 TRIVIAL_LINE = re.compile(r"^(return|else|elif|try|except|finally|pass|break|continue|import|from|#|//|\}|\{|@)")
-FORMULA = re.compile(r"[-+*/%\[]|<<|>>")
+# Address arithmetic or a bounds comparison between two operands (`->` is a member access, not a minus).
+FORMULA = re.compile(r"[\w\])]\s*([*+%]|-(?!>)|//?|<<|>>|[<>]=?)\s*[\w(]")
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class Span:
     first: int
     last: int
     name: str
+    body: int = 0  # first line of the body (after the signature); the first line when unknown
 
 
 def _squash(text: str) -> str:
@@ -46,12 +51,18 @@ def _spans(review: ReviewInput, path: str, language: str, side: str) -> list[Spa
         tree = review.source.python(path, side)  # type: ignore[arg-type]
         if tree is None:
             return []
-        return sorted((Span(n.lineno, n.end_lineno or n.lineno, n.name) for n in ast.walk(tree)
+        return sorted((Span(n.lineno, n.end_lineno or n.lineno, n.name, n.body[0].lineno) for n in ast.walk(tree)
                        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda s: (s.first, -s.last))
     text = review.source.text(path, side)  # type: ignore[arg-type]
     if text is None:
         return []
-    return [Span(a, b, name.rsplit("::", 1)[-1]) for a, b, name in cpp.function_spans(cpp.parse_cached(text))]
+    spans = []
+    for node in cpp.walk(cpp.parse_cached(text).root_node):
+        if node.type == "function_definition":
+            body = node.child_by_field_name("body")
+            spans.append(Span(cpp.line_of(node), node.end_point[0] + 1, cpp.function_name(node) or "?",
+                              cpp.line_of(body) + 1 if body is not None else 0))
+    return spans
 
 
 def _innermost(spans: list[Span], line: int) -> Span | None:
@@ -80,7 +91,7 @@ def _stem_shared(a: str, b: str) -> bool:
 
 @detector("sibling-variant-unfixed")
 def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
-    for f in review.changed("python", "cpp"):
+    for f in review.changed("python", "cpp", include_tests=False):
         if f.is_new or not f.added:
             continue
         code = review.code.get(f.path)
@@ -93,22 +104,36 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
         head_lines = review.source.lines(f.path)
         if not base_spans or not head_spans:
             continue
-        added_squashed = {_squash(t) for _, t in f.added}
+        added = [(n, _squash(t)) for n, t in (code.added if code else f.added)]
+        added_squashed = {t for _, t in added}
+        base_lines = review.source.lines(f.old_path or f.path, "base")
+        removed_per_function: dict[str, int] = {}
+        for base_line, _ in removed:
+            owner = _innermost(base_spans, base_line)
+            if owner is not None:
+                removed_per_function[owner.name] = removed_per_function.get(owner.name, 0) + 1
         reported: set[int] = set()
         for base_line, text in removed:
             owner = _innermost(base_spans, base_line)
-            if owner is None:
-                continue
+            if owner is None or base_line < (owner.body or owner.first) or removed_per_function[owner.name] > MAX_FIX_LINES:
+                continue  # a signature line, or a function rewritten rather than fixed
             old = _squash(text)
             fixed_in = next((s for s in head_spans if s.name == owner.name), None)
             if fixed_in is None or any(_squash(head_lines[i - 1]) == old for i in range(fixed_in.first, fixed_in.last + 1)):
                 continue  # the function is gone or still has the line: not a fix of that line
             if old in added_squashed:
                 continue  # moved, not changed
+            if not any(fixed_in.first <= n <= fixed_in.last and SequenceMatcher(None, old, t).ratio() >= FIX_SIMILARITY
+                       for n, t in added):
+                continue  # deleted rather than rewritten into a corrected form
             for sibling in head_spans:
                 if sibling.name == owner.name or not _stem_shared(sibling.name, owner.name):
                     continue
-                hit = next((i for i in range(sibling.first, sibling.last + 1)
+                on_base = next((s for s in base_spans if s.name == sibling.name), None)
+                if on_base is None or not any(_squash(base_lines[i - 1]) == old
+                                              for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)):
+                    continue  # the sibling is new, or did not carry the line before this PR
+                hit = next((i for i in range(sibling.body or sibling.first, sibling.last + 1)
                             if i <= len(head_lines) and _squash(head_lines[i - 1]) == old), None)
                 if hit is None or hit in reported or hit in f.added_lines:
                     continue
@@ -180,7 +205,7 @@ def _asymmetries(source: list[str], copy: list[str]) -> Iterator[tuple[int, str,
         for what, marker in SAFETY_MARKERS.items():
             lost = len(marker.findall(theirs)) - len(marker.findall(mine))
             if lost > 0:
-                src_line = next(i for i in range(a1, a2) if marker.search(source[i]))
+                src_line = next((i for i in range(a1, a2) if marker.search(source[i])), a1)
                 yield (b1 + 1 if op == "replace" else max(b1, 1)), what, src_line + 1, source[src_line].strip()
 
 
