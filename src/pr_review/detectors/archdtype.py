@@ -629,7 +629,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
 FIXED_FLAVOUR = {
     240.0: re.compile(r"e4m3_?fnuz", re.IGNORECASE),
     448.0: re.compile(r"e4m3_?fn(?!uz)|\bocp\b|__hip_fp8_e4m3(?!_fnuz)", re.IGNORECASE),
-    57344.0: re.compile(r"e5m2", re.IGNORECASE),
+    57344.0: re.compile(r"e5m2|bf8", re.IGNORECASE),  # AMD names e5m2 bf8; its max is 57344 in both flavours
 }
 
 
