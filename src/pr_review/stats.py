@@ -67,9 +67,29 @@ def run_stats(repo: str, rev_range: str, out: TextIO, limit: int | None = None, 
     """Review the range's PRs (shard K of N: every Nth from the Kth, for a CI matrix), write the
     statistics to `out` and, with `json_out`, the per-PR rows that `scripts/merge_shards.py` merges."""
     commits = first_parent_commits(repo, rev_range, limit, prs_only)[shard[0] - 1::shard[1]]
+    roots = _root_commits(repo)
+    reviewable = [c for c in commits if c[0] not in roots]
     if not commits:
         out.write(f"no {'merged-PR ' if prs_only else ''}first-parent commit in {rev_range}\n")
         return 0
+    if len(reviewable) < len(commits):  # keep what the range does allow, then say why it is unusable
+        if reviewable:
+            _review_and_summarize(repo, reviewable, rev_range, out, profile, jobs, shard, json_out)
+        root = next(c[0] for c in commits if c[0] in roots)
+        raise UsageError(f"--range {rev_range} reaches the root commit {root[:12]}, which has no parent to review "
+                         f"against; end the range above it (e.g. {root[:12]}..HEAD)"
+                         + (f" — the {len(reviewable)} PR(s) after it are counted above" if reviewable else ""))
+    return _review_and_summarize(repo, commits, rev_range, out, profile, jobs, shard, json_out)
+
+
+def _root_commits(repo: str) -> set[str]:
+    out = subprocess.run(["git", "-C", repo, "rev-list", "--max-parents=0", "--all"],
+                         capture_output=True, text=True).stdout
+    return set(out.split())
+
+
+def _review_and_summarize(repo: str, commits: list[tuple[str, str]], rev_range: str, out: TextIO, profile: str | None,
+                 jobs: int | None, shard: tuple[int, int], json_out: str | None) -> int:
     started = time.perf_counter()
     rows = []
     progress = Progress(len(commits))

@@ -79,8 +79,8 @@ def test_stats_bad_limit(repo, limit):
 
 
 def test_stats_reaching_the_root_commit_keeps_its_results(tmp_path):
-    """The oldest commit of the range has no parent to review against: it costs only itself, the
-    commits after it are counted and printed, and nothing is a traceback."""
+    """The oldest commit of the range has no parent to review against: an unusable range (exit 2, one
+    line naming the commit), and the commits after it are still counted and printed."""
     repo = make_repo(tmp_path / "repo", AITER, PR)
     for n in (1, 2):
         (repo / f"aiter/ops/b{n}.py").write_text(f"X = {n}\n")
@@ -88,9 +88,10 @@ def test_stats_reaching_the_root_commit_keeps_its_results(tmp_path):
         git(repo, "commit", "-q", "-m", f"more {n} (#{n})")
     root = git(repo, "rev-list", "--max-parents=0", "HEAD").strip()
     result = cli("stats", "--repo", str(repo), "--range", "pr", "--all-commits", "--jobs", "1")
-    assert result.returncode == 0 and "Traceback" not in result.stdout + result.stderr, result.stderr
-    assert f"{root[:12]}: review failed" in result.stdout
-    assert "3 PRs of" in result.stdout  # pr, more 1, more 2
+    assert result.returncode == 2 and "Traceback" not in result.stdout + result.stderr, result.stderr
+    assert len(result.stderr.splitlines()) == 1 and f"root commit {root[:12]}" in result.stderr
+    assert result.stdout.startswith("3 PRs of")  # pr, more 1, more 2: counted before the error
+    assert "review failed" not in result.stdout
 
 
 def test_stats_prs_only_range_without_the_root_is_fine(tmp_path):
