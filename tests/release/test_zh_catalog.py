@@ -51,3 +51,15 @@ def test_the_zh_summary_shows_the_rules_in_chinese(demo_report) -> None:
         assert f"**行动**: {prose(rule.zh['action'])}" in summary
     for item in demo_report.checklist:
         assert markdown_inline(CATALOG.rules[item.rule].zh["title"]) in summary
+
+
+def test_zh_annotations_carry_the_rules_in_chinese(demo_report) -> None:
+    """The annotations in *Files changed* speak the summary's language: zh title, impact and action."""
+    from pr_review.github.checks import annotation_message, annotation_title
+
+    for finding in demo_report.findings:
+        zh = CATALOG.rules[finding.rule].zh
+        assert annotation_title(finding, "zh").startswith(zh["title"][:40])
+        assert annotation_title(finding, "en").startswith((finding.title or finding.rule)[:40])
+        message = annotation_message(finding, "zh")
+        assert zh["action"][:60] in message

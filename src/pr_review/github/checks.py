@@ -62,15 +62,26 @@ def plain(text: str) -> str:
     return CONTROL.sub(" ", str(text))
 
 
+def _zh(finding: Finding, language: str) -> dict[str, str]:
+    """The rule's catalog text in Chinese for a zh review, as the zh summary shows it (empty otherwise)."""
+    if language != "zh":
+        return {}
+    from ..report.render import rule_zh
+
+    return rule_zh(finding.rule)
+
+
 def annotation_message(finding: Finding, language: str) -> str:
     labels = LABELS[language]
+    zh = _zh(finding, language)
+    impact, action = zh.get("impact") or finding.impact, zh.get("action") or finding.action
     parts = [finding.problem]
     if finding.trigger:
         parts.append(f"{labels['trigger']}: {finding.trigger}")
-    if finding.impact:
-        parts.append(f"{labels['impact']}: {finding.impact}")
-    if finding.action:
-        parts.append(f"{labels['action']}: {finding.action}")
+    if impact:
+        parts.append(f"{labels['impact']}: {impact}")
+    if action:
+        parts.append(f"{labels['action']}: {action}")
     parts.extend(finding.notes)
     if finding.path:  # a finding about the PR description has no location to explain
         parts.append(_where(finding, labels))
@@ -88,7 +99,8 @@ def _where(finding: Finding, labels: dict[str, str]) -> str:
 
 
 def annotation_title(finding: Finding, language: str) -> str:
-    text = plain(f"{finding.title or finding.rule} [{LABELS[language][finding.tag]}]").replace("\n", " ")
+    name = _zh(finding, language).get("title") or finding.title or finding.rule
+    text = plain(f"{name} [{LABELS[language][finding.tag]}]").replace("\n", " ")
     return text if len(text) <= ANNOTATION_TITLE_LIMIT else text[:ANNOTATION_TITLE_LIMIT - 1] + "…"
 
 
