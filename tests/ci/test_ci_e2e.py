@@ -58,7 +58,8 @@ def test_workflow_run_classifies_ci_through_the_composite_steps(upstream, fake, 
         actions.add_job(main, "Aiter Test", "success")
         actions.add_job(main, "Build docs image", conclusion)
     actions.add_job_check_run(upstream.pr_head, "PR review (advisory)")
-    fake.add_pull(7, head_sha=upstream.pr_head, base_sha=upstream.base_sha, title="[perf] Speed up per-token quant")
+    opened = e2e.pull_request_event(upstream)["pull_request"]  # the PR as the API gives it later: same text
+    fake.add_pull(7, head_sha=upstream.pr_head, base_sha=upstream.base_sha, title=opened["title"], body=opened["body"])
     event = {"action": "completed", "workflow_run": {
         "id": ci["id"], "name": "CI", "head_sha": upstream.pr_head, "head_branch": "feature",
         "pull_requests": [{"number": 7, "head": {"sha": upstream.pr_head}}], "head_repository": {"owner": {"login": "acme"}}}}
@@ -73,6 +74,7 @@ def test_workflow_run_classifies_ci_through_the_composite_steps(upstream, fake, 
     assert second.outputs["ci-failures"] == "1"
     posted = fake.check_runs[check["id"]]["output"]["summary"]
     assert "### CI failures" in posted and "scale dtype is float32" in posted and "rebase" in posted
+    assert "No finding is new since the review" in posted and "are gone" not in posted  # rule findings as they were
     assert fake.actions.storage_requests_with_token == 0
     if SUMMARY_OUT:
         Path(SUMMARY_OUT).write_text(posted, encoding="utf-8")
