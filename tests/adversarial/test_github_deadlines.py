@@ -60,16 +60,18 @@ def test_a_trickling_check_run_lookup_still_leaves_the_review(action: Action,
 
 def test_the_time_budget_ends_the_review_and_posts_what_it_has(action: Action,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    def slow_review(request):  # a review that would take 5 s; the budget is 1.2 s
-        end = time.monotonic() + 5
+    # A review that would take 30 s; the budget is 6 s (4.8 s for the review, the rest for posting), wide
+    # enough that resolving the PR and posting fit in it on a loaded machine.
+    def slow_review(request):
+        end = time.monotonic() + 30
         while time.monotonic() < end:
             time.sleep(0.05)
         raise AssertionError("the budget did not stop the review")
 
     monkeypatch.setattr(action_main, "review", slow_review)
-    run = action(INPUT_TIME_BUDGET="0.02")
+    run = action(INPUT_TIME_BUDGET="0.1")
     assert run.code == 0 and run.outputs["verdict"] == "ERROR"
-    assert "did not finish within the time budget of 0.02 minutes (input time-budget)" in run.stdout
+    assert "did not finish within the time budget of 0.1 minutes (input time-budget)" in run.stdout
     assert "time budget" in run.summary and "time budget" in report_of(run)["reason"]
     assert "AssertionError" not in run.stdout
     [check] = action.fake.check_runs.values()  # the PR shows it too
