@@ -349,17 +349,13 @@ def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_t
     for sig in _changed_signatures(f, tree, base_tree):
         if sig.base is None:
             continue  # a new function: no receiver was left behind (its API is reviewed as a whole)
-        if _forced_signature(tree, sig.func):
-            continue
-        kernel = _is_kernel(sig.func)
+        if _forced_signature(tree, sig.func) or _is_kernel(sig.func):
+            continue  # a kernel's parameters are an argument list its own launcher fills, not an API (below)
         if not _discarded(review, tree, sig):
             continue
         if conventions is None:
             conventions = _unread_params(base_tree)
         for arg in _discarded(review, tree, sig, conventions):
-            if kernel and arg.annotation is not None and dotted_name(arg.annotation).endswith("constexpr") \
-                    and not _passed_by_launch(tree, sig.func.name, arg.arg):
-                continue  # a constexpr carried for a shared autotune config, not passed by this file's launches
             if arg.lineno not in added and sig.func.lineno not in added:
                 continue
             name = arg.arg
@@ -394,16 +390,15 @@ def _forced_signature(tree: ast.Module, func: Func) -> bool:
     return func.name in _index(tree).uncalled
 
 
-def _passed_by_launch(tree: ast.Module, kernel: str, param: str) -> bool:
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript) and \
-                dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel and any(k.arg == param for k in node.keywords):
-            return True
-    return False
+KERNEL_DECORATORS = {"jit", "kernel", "autotune", "heuristics"}
 
 
 def _is_kernel(func: Func) -> bool:
-    return any(decorator_name(d).rsplit(".", 1)[-1] in ("jit", "autotune", "heuristics") for d in func.decorator_list)
+    """A compiled kernel (`@triton.jit`, `@gluon.jit`, `@flyc.jit`, `@flyc.kernel`). Its parameters are filled
+    by the launcher the same PR writes, so one the body ignores is dead launch data (a constexpr kept for a
+    cache key, a grid size a persistent variant no longer needs), not a value a consumer passes in vain: the
+    launcher's own parameters — the API — are what param-discard checks."""
+    return any(decorator_name(d).rsplit(".", 1)[-1] in KERNEL_DECORATORS for d in func.decorator_list)
 
 
 @dataclass
