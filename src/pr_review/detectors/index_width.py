@@ -18,6 +18,7 @@ offset) is reported once per statement. A widened sibling expression in the same
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
@@ -53,6 +54,7 @@ class Product:
     line: int
     text: str
     operands: tuple[str, str]
+    key: frozenset = frozenset()  # what it multiplies, whatever the spelling (C++: see _cpp_key)
 
 
 # ------------------------------------------------------------------------------ Triton / Gluon
@@ -176,7 +178,7 @@ def _narrow_products(kernel: Kernel, width: _TritonWidth, root: ast.expr) -> Ite
     todo: list[ast.AST] = [root]
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Call) and _loads(node):
+        if isinstance(node, ast.Call) and (_loads(node) or _helper(node)):
             continue
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             if width.kind(node.left) == RUNTIME and width.kind(node.right) == RUNTIME:
@@ -187,17 +189,61 @@ def _narrow_products(kernel: Kernel, width: _TritonWidth, root: ast.expr) -> Ite
         todo.extend(ast.iter_child_nodes(node))
 
 
-def _base_products(kf: KernelFile) -> dict[str, set[str]]:
-    """kernel name → the text of every multiplication in it on the base side."""
-    out: dict[str, set[str]] = {}
+def _helper(call: ast.Call) -> bool:
+    """A call of a jitted helper by its bare name (`remap_xcd(pid, total_tiles, ...)`, `pid_grid(...)`): its
+    result is not its arguments' sum, so a product among the arguments (a tile count, a bound) does not
+    reach the address through it. Builtins (`min`, `max`) pass values through."""
+    return isinstance(call.func, ast.Name) and not hasattr(builtins, call.func.id)
+
+
+def _base_products(kf: KernelFile) -> dict[str, set]:
+    """kernel name → the text and the operand key of every multiplication in it on the base side."""
+    out: dict[str, set] = {}
     base = None if kf.f.is_new else kf.review.source.python(kf.f.old_path or kf.f.path, "base")
     if base is not None:
+        imports = _imported(base)
         for func in ast.walk(base):
             if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                out.setdefault(func.name, set()).update(
-                    _squash(ast.unparse(n)) for n in ast.walk(func)
-                    if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult))
+                seen = out.setdefault(func.name, set())
+                for operands, node in _py_multiplications(func):
+                    seen.add(_squash(ast.unparse(node)))
+                    seen.add(_py_key(operands, imports))
     return out
+
+
+# A widening in an operand's text: part of its key, so a product whose widening was dropped is new.
+WIDE_TEXT = re.compile(r"64|size_t|\blong\b|index_cast|extsi|extui|\.to\(")
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Names a module binds by import (`tl`, `fx`, `arith`): wrappers and namespaces, not values."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return out
+
+
+def _py_multiplications(tree: ast.AST) -> Iterator[tuple[tuple[ast.AST, ast.AST], ast.AST]]:
+    """Every product in `tree`: `a * b` and a two-argument `mul`/`muli` call (FlyDSL's arith)."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
+            yield (n.left, n.right), n
+        elif isinstance(n, ast.Call) and _call_tail(n) in ("mul", "muli") and len(n.args) == 2:
+            yield (n.args[0], n.args[1]), n
+
+
+def _py_key(operands: tuple[ast.AST, ast.AST], imports: set[str]) -> frozenset:
+    """What a product multiplies, whatever its spelling: per operand, the values it names (not the wrapper
+    or namespace it calls: `ArithValue(x)`, `fx.Int32(x)` and `x` are one operand) and whether it widens.
+    `mul(a, b)` restyled as `a * b`, or `ArithValue(a) * ArithValue(b)` as `fx.Int32(a) * fx.Int32(b)`,
+    is the product the base already had."""
+    def one(node: ast.AST) -> tuple[frozenset, bool]:
+        callees = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
+        names = frozenset(n.id for n in ast.walk(node)
+                          if isinstance(n, ast.Name) and n.id not in imports and id(n) not in callees)
+        return names, bool(WIDE_TEXT.search(ast.unparse(node)))
+    return frozenset((one(operands[0]), one(operands[1])))
 
 
 def _squash(text: str) -> str:
@@ -252,6 +298,7 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
     """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
     a value loaded from memory (a page id from a table) or a parameter launched with a leading stride."""
     base = _base_products(kf)
+    imports = _imported(kf.tree)
     for kernel in kf.kernels:
         width = _TritonWidth(kernel)
         params = [a.arg for a in kernel.func.args.args]
@@ -260,8 +307,10 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
         for root in _address_roots(kernel):
             for product in _narrow_products(kernel, width, root):
                 text = _squash(ast.unparse(product))
-                if product.lineno not in kf.added or text in base.get(kernel.func.name, ()):
-                    continue
+                before = base.get(kernel.func.name, ())
+                if product.lineno not in kf.added or text in before or \
+                        _py_key((product.left, product.right), imports) in before:
+                    continue  # the product was there before the PR, perhaps spelled differently
                 if strides is None:
                     bound = leading(kernel.func.name)
                     strides = {p for i, p in enumerate(params) if p in bound or f"#{i}" in bound}
@@ -275,13 +324,19 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
             yield kernel, sorted(found.values(), key=lambda p: p.line)
 
 
+def _opaque_helper(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and _helper(node)
+
+
 def _loaded(kernel: Kernel, expr: ast.AST) -> bool:
-    return kernel.reaches(expr, lambda n: isinstance(n, ast.Call) and _loads(n))
+    """`expr` derives from a value read from memory, not through a helper's result (a program id that
+    `pid_grid(pid, loaded_count, ...)` returns is bounded by the grid, not by the loaded count)."""
+    return kernel.reaches(expr, lambda n: isinstance(n, ast.Call) and _loads(n), stop=_opaque_helper)
 
 
 def _mentions_any(kernel: Kernel, expr: ast.AST, names: set[str]) -> bool:
     return bool(names) and kernel.reaches(expr, lambda n: isinstance(n, ast.Name) and n.id in names,
-                                          through_loads=False)
+                                          through_loads=False, stop=_opaque_helper)
 
 
 @detector("int32-index-overflow")
@@ -529,7 +584,29 @@ def cpp_products(text: str, added: set[int]) -> Iterator[tuple[str, Product]]:
             continue
         seen.add(cpp.line_of(node))
         yield cpp.function_name(func), Product(cpp.line_of(node), _short(cpp.text_of(node)),
-                                               (_short(cpp.text_of(left), 40), _short(cpp.text_of(right), 40)))
+                                               (_short(cpp.text_of(left), 40), _short(cpp.text_of(right), 40)),
+                                               _cpp_key(left, right))
+
+
+def _cpp_key(left, right) -> frozenset:
+    """Per operand, the values it names (not the functions it calls) and whether it widens: a product
+    re-spelled with a cast or a helper (`(int)a * b`, `mul(a, b)`) is the product the base had."""
+    def one(node) -> tuple[frozenset, bool]:
+        callees = {n.id for c in cpp.walk(node) if c.type == "call_expression"
+                   and c.child_by_field_name("function") is not None for n in cpp.walk(c.child_by_field_name("function"))}
+        names = frozenset(cpp.text_of(n) for n in cpp.walk(node) if n.type == "identifier" and n.id not in callees)
+        return names, bool(WIDE_TEXT.search(cpp.text_of(node)))
+    return frozenset((one(left), one(right)))
+
+
+def _cpp_base_keys(text: str) -> set:
+    out = set()
+    for node in cpp.walk(cpp.parse_cached(text).root_node):
+        if node.type == "binary_expression" and cpp.text_of(node.child_by_field_name("operator")) == "*":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and right is not None:
+                out.add(_cpp_key(left, right))
+    return out
 
 
 def _cpp_widened_sibling(text: str) -> tuple[int, str] | None:
@@ -549,10 +626,15 @@ def int32_index_overflow_cpp(review: ReviewInput) -> Iterable[Finding]:
             continue
         base_text = review.base_text(f, "") or ""
         base_products = {_squash(m) for m in re.findall(r"[\w.\->()\[\]]+\s*\*\s*[\w.\->()\[\]]+", base_text)}
+        base_keys: set | None = None
         sibling = None
         for function, product in cpp_products(text, f.added_lines):
             if _squash(product.text) in base_products:
                 continue  # the same product was there before the PR
+            if base_keys is None:
+                base_keys = _cpp_base_keys(base_text) if base_text else set()
+            if product.key in base_keys:
+                continue  # the same product, spelled differently
             if sibling is None:
                 sibling = _cpp_widened_sibling(text) or (0, "")
             yield _finding(f.path, function, product, sibling if sibling[0] else None, "C++")
@@ -681,14 +763,16 @@ def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
         if "flydsl" not in text and "flyc" not in text:
             continue
         base = _base_products_of(review.base_python(f))
+        imports = _imported(tree)
         sibling = None
         for func in _fly_kernels(tree):
             width = _FlyWidth(func)
             found: dict[int, Product] = {}
             for product in _fly_products(func, width):
-                if product.lineno not in f.added_lines or _squash(ast.unparse(product)) in base:
-                    continue
                 left, right = (product.left, product.right) if isinstance(product, ast.BinOp) else product.args[:2]
+                if product.lineno not in f.added_lines or _squash(ast.unparse(product)) in base or \
+                        _py_key((left, right), imports) in base:
+                    continue  # the product was there before the PR, perhaps spelled differently
                 found.setdefault(product.lineno, Product(product.lineno, _short(ast.unparse(product)),
                                                          (_short(ast.unparse(left), 40), _short(ast.unparse(right), 40))))
             for product in sorted(found.values(), key=lambda p: p.line):
@@ -697,10 +781,15 @@ def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
                 yield _finding(f.path, func.name, product, sibling if sibling[0] else None, "FlyDSL")
 
 
-def _base_products_of(tree: ast.Module | None) -> set[str]:
+def _base_products_of(tree: ast.Module | None) -> set:
     if tree is None:
         return set()
-    return {_squash(ast.unparse(n)) for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult)}
+    imports = _imported(tree)
+    out: set = set()
+    for operands, node in _py_multiplications(tree):
+        out.add(_squash(ast.unparse(node)))
+        out.add(_py_key(operands, imports))
+    return out
 
 
 def _fly_widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
