@@ -112,7 +112,8 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
             owner = _innermost(base_spans, base_line)
             if owner is not None:
                 removed_per_function[owner.name] = removed_per_function.get(owner.name, 0) + 1
-        reported: set[int] = set()
+        # Per changed function, the lines its fix rewrote: (base line, text, owner, the function on head).
+        fixes: dict[str, list[tuple[int, str, Span, Span]]] = {}
         for base_line, text in removed:
             owner = _innermost(base_spans, base_line)
             if owner is None or base_line < (owner.body or owner.first) or removed_per_function[owner.name] > MAX_FIX_LINES:
@@ -123,32 +124,69 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the function is gone or still has the line: not a fix of that line
             if old in added_squashed:
                 continue  # moved, not changed
-            if not any(fixed_in.first <= n <= fixed_in.last and SequenceMatcher(None, old, t).ratio() >= FIX_SIMILARITY
-                       for n, t in added):
+            scored = [(SequenceMatcher(None, old, t).ratio(), t) for n, t in added if fixed_in.first <= n <= fixed_in.last]
+            ratio, new = max(scored, default=(0.0, ""))
+            if ratio < FIX_SIMILARITY:
                 continue  # deleted rather than rewritten into a corrected form
-            for sibling in head_spans:
-                if sibling.name == owner.name or not _stem_shared(sibling.name, owner.name):
-                    continue
-                on_base = next((s for s in base_spans if s.name == sibling.name), None)
-                if on_base is None or not any(_squash(base_lines[i - 1]) == old
-                                              for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)):
-                    continue  # the sibling is new, or did not carry the line before this PR
-                hit = next((i for i in range(sibling.body or sibling.first, sibling.last + 1)
-                            if i <= len(head_lines) and _squash(head_lines[i - 1]) == old), None)
-                if hit is None or hit in reported or hit in f.added_lines:
-                    continue
-                reported.add(hit)
-                yield Finding(
-                    rule="sibling-variant-unfixed", path=f.path, line=hit,
-                    problem=f"The PR changes `{text.strip()[:100]}` in `{owner.name}` (line {base_line} on base), "
-                            f"but its variant `{sibling.name}` in the same file still has that exact line.",
-                    impact="If the change fixes a bug, the bug stays live on whatever phase or shape routes to "
-                           f"`{sibling.name}`; tests that cover only the fixed path stay green.",
-                    action=f"Reviewer should ask the author to apply the same change to `{sibling.name}`, or to "
-                           "state why that variant cannot hit the case.",
-                    tag="inferred",
-                    evidence=[Evidence(f.old_path or f.path, base_line, text.strip(), side="base")],
-                )
+            if len(WIDENING.findall(old)) > len(WIDENING.findall(new)):
+                continue  # the change drops a widening or cast: the sibling keeps the safer form
+            if _renamed_local(old, new, _bound(base_lines, owner), _bound(head_lines, fixed_in)):
+                continue  # a local binding renamed in this function; the sibling's own binding is consistent
+            fixes.setdefault(owner.name, []).append((base_line, text, owner, fixed_in))
+        reported: set[int] = set()
+        for name, rewritten in fixes.items():
+            whole = {_squash(t) for _, t, _, _ in rewritten}
+            for base_line, text, owner, _ in rewritten:
+                old = _squash(text)
+                for sibling in head_spans:
+                    if sibling.name == owner.name or not _stem_shared(sibling.name, owner.name):
+                        continue
+                    on_base = next((s for s in base_spans if s.name == sibling.name), None)
+                    if on_base is None:
+                        continue  # the sibling is new in this PR
+                    carried = {_squash(base_lines[i - 1]) for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)}
+                    if not whole <= carried:
+                        continue  # the sibling did not carry all the code the fix rewrote: its own version of it
+                    hit = next((i for i in range(sibling.body or sibling.first, sibling.last + 1)
+                                if i <= len(head_lines) and _squash(head_lines[i - 1]) == old), None)
+                    if hit is None or hit in reported or hit in f.added_lines:
+                        continue
+                    reported.add(hit)
+                    yield Finding(
+                        rule="sibling-variant-unfixed", path=f.path, line=hit,
+                        problem=f"The PR changes `{text.strip()[:100]}` in `{owner.name}` (line {base_line} on base), "
+                                f"but its variant `{sibling.name}` in the same file still has that exact line.",
+                        impact="If the change fixes a bug, the bug stays live on whatever phase or shape routes to "
+                               f"`{sibling.name}`; tests that cover only the fixed path stay green.",
+                        action=f"Reviewer should ask the author to apply the same change to `{sibling.name}`, or to "
+                               "state why that variant cannot hit the case.",
+                        tag="inferred",
+                        evidence=[Evidence(f.old_path or f.path, base_line, text.strip(), side="base")],
+                    )
+
+
+# A widening or cast in a line (`.to(...)`, `static_cast<...>`, a 64-bit type): dropping one is no fix to copy.
+WIDENING = re.compile(r"\.(to|cast)\(|_cast<|\bu?int64(_t)?\b|\bsize_t\b|\blong\b|\bi64\b|Int64")
+IDENT = re.compile(r"[A-Za-z_]\w*")
+# `x = ...`, `x: T = ...`, `const int x = ...`: the name a statement binds (not `a.b =`, `a[i] =`, `==`).
+BINDING = re.compile(r"^\s*(?:[A-Za-z_][\w:<>,*&\s]*\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def _bound(lines: list[str], span: Span) -> set[str]:
+    """Names a function body binds by assignment (its locals, not its parameters)."""
+    out = set()
+    for i in range(span.body or span.first, min(span.last, len(lines)) + 1):
+        m = BINDING.match(lines[i - 1])
+        if m:
+            out.add(m.group(1))
+    return out
+
+
+def _renamed_local(old: str, new: str, base_bound: set[str], head_bound: set[str]) -> bool:
+    """The line differs from its new form only in names the function bound itself and no longer binds:
+    a renamed or replaced local (`IDX_LAYOUT` → `X_GATHER_IDX_LAYOUT`, `output_shape` → `tmp_shape`)."""
+    gone = set(IDENT.findall(old)) - set(IDENT.findall(new))
+    return bool(gone) and all(n in base_bound and n not in head_bound for n in gone)
 
 
 # ------------------------------------------------------------------------------ twin-divergence
