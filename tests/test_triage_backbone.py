@@ -73,6 +73,24 @@ def test_tier1_file_without_test_is_a_gap_with_callers(repo_factory):
     assert gap.path == "aiter/jit/core.py" and "`compile_ops` is called from aiter/ops/gemm.py:" in gap.problem
 
 
+def test_a_gap_names_only_a_caller_of_the_changed_symbol(repo_factory):
+    """`__init__` is called by no name (every `super().__init__(` matches it) and `self._prep(` in another
+    class calls that class's own method: neither is a caller of the changed method (ATOM 7674ee866b, a7d779e412)."""
+    runner = ("class ModelRunner:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n"
+              "    def _prep(self, batch):\n        return batch\n")
+    other = ("class Processor(Base):\n    def __init__(self):\n        super().__init__()\n\n"
+             "    def run(self, x):\n        return self._prep(x)\n")
+    repo = repo_factory({"atom/__init__.py": "", "atom/model_engine/model_runner.py": runner,
+                         "atom/plugin/processor.py": other},
+                        {"atom/model_engine/model_runner.py": runner.replace("self.cfg = cfg", "self.cfg = dict(cfg)")
+                         .replace("return batch", "return list(batch)")})
+    report = run(repo, profile="atom", body="Copy the config and the batch.")
+    gap = next(f for f in report.all_findings if f.rule == "backbone-tier-gap")
+    assert "called from" not in gap.problem, gap.problem
+    core = {c.path: c for c in report.core_files}
+    assert core["atom/model_engine/model_runner.py"].callers == []
+
+
 def test_tier2_file_with_a_covering_test_is_covered(repo_factory):
     base = {**AITER, "aiter/fused_moe.py": "def fused_moe(x, topk):\n    return x\n"}
     repo = repo_factory(base, {

@@ -1,10 +1,11 @@
 """Process rules decided by the engine itself: backbone coverage gaps and stale diffs."""
 from __future__ import annotations
 
+import ast
 import re
 from typing import Iterable
 
-from ..evidence.backbone import changed_symbols
+from ..evidence.backbone import callers_of, changed_symbols
 from ..model import Finding
 from . import detector
 from .base import ReviewInput
@@ -31,15 +32,17 @@ def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
         changed = next((f for f in review.files if f.path == core.path), None)
         code = review.code.get(core.path)
         behaviour = [(n, t) for n, t in (code.added if code else [])
-                     if not PASS_THROUGH.match(t) and not _registry_entry(review, core.path, t)]
+                     if not PASS_THROUGH.match(t) and not _registry_entry(review, core.path, n, t)]
         if changed is None or not behaviour:
             continue  # formatting, comments, registry entries and forwarded parameters change no behaviour
         symbols = [s for s in changed_symbols(review, changed) if s != "<module level>"] or ["module-level code"]
-        caller = next(iter(core.callers), None)
-        at_risk = f"; `{symbols[0]}` is called from {caller}" if caller else ""
+        # name the caller of the symbol named, never a caller of another changed symbol
+        symbol, caller = next(((s, c[0]) for s in symbols[:4] if (c := callers_of(review, core.path, s, 1))),
+                              (symbols[0], None))
+        at_risk = f"; `{symbol}` is called from {caller}" if caller else ""
         yield Finding(
             rule="backbone-tier-gap", path=core.path, line=behaviour[0][0], tag="inferred",
-            problem=f"Tier 1 file `{core.path}` changes `{symbols[0]}`{at_risk}, but the PR touches no test and "
+            problem=f"Tier 1 file `{core.path}` changes `{symbol}`{at_risk}, but the PR touches no test and "
                     "its description names no validation.",
             impact="A defect here reaches every user of this file's callers; nothing in the PR would catch it.",
             action="Reviewer should ask which run exercised the changed code (a test, or an end-to-end run on the "
@@ -48,10 +51,38 @@ def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
         return
 
 
-def _registry_entry(review: ReviewInput, path: str, line: str) -> bool:
-    """An added line that only registers a knob in a family the file already registers (config paths)."""
+def _registry_entry(review: ReviewInput, path: str, number: int, line: str) -> bool:
+    """An added line that only registers something: a knob in a family the file already registers
+    (config paths), or an entry of a module-level name → implementation table
+    (`"Qwen3MoeForCausalLM": "atom.models.qwen3_moe.Qwen3MoeForCausalLM",`), which adds a choice and
+    changes nothing an existing caller runs."""
     match = re.search(r"""\b(?:getenv|environ(?:\.get)?)\s*[(\[]\s*["'](\w+)["']""", line)
-    return bool(match) and review.facts.registered_family(path, match.group(1)) is not None
+    if match and review.facts.registered_family(path, match.group(1)) is not None:
+        return True
+    return number in _table_entry_lines(review, path)
+
+
+def _table_entry_lines(review: ReviewInput, path: str) -> set[int]:
+    """Lines of the entries of module-level dict literals whose keys are strings and whose values are
+    strings or dotted names (a registry of implementations by name)."""
+    tree = review.source.python(path) if path.endswith(".py") else None
+    lines: set[int] = set()
+    for stmt in tree.body if tree is not None else []:
+        value = stmt.value if isinstance(stmt, (ast.Assign, ast.AnnAssign)) else None
+        if not isinstance(value, ast.Dict):
+            continue
+        for key, item in zip(value.keys, value.values):
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and _names_implementation(item):
+                lines.update(range(key.lineno, (item.end_lineno or item.lineno) + 1))
+    return lines
+
+
+def _names_implementation(node: ast.AST) -> bool:
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.Attribute):  # models.qwen.Qwen3ForCausalLM
+        return isinstance(node.value, (ast.Name, ast.Attribute)) and _names_implementation(node.value)
+    return isinstance(node, ast.Name)
 
 
 @detector("stale-diff")

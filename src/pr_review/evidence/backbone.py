@@ -133,6 +133,27 @@ def _enclosing(review: ReviewInput, path: str, side, language: str, lines: set[i
     return out
 
 
+def callers_of(review: ReviewInput, path: str, symbol: str, limit: int = MAX_CALLERS) -> list[str]:
+    """Runtime call sites of `symbol` outside `path`, by name. A dunder (`__init__`) has no callers by
+    its name (`super().__init__(` in any class matches it), and `self.name(` / `cls.name(` in another
+    file calls that file's own method of the same name, so neither is reported."""
+    if limit <= 0 or (symbol.startswith("__") and symbol.endswith("__")):
+        return []
+    out: list[str] = []
+    own = re.compile(rf"\b(?:self|cls)\.{re.escape(symbol)}\s*\(")
+    anywhere = re.compile(rf"\b{re.escape(symbol)}\s*\(")
+    for hit_path, line, text in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
+        # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
+        if hit_path == path or not review.facts.is_library(hit_path):
+            continue
+        if len(own.findall(text)) == len(anywhere.findall(text)):
+            continue
+        out.append(f"{hit_path}:{line}")
+        if len(out) >= limit:
+            break
+    return out
+
+
 def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
     code = review.code.get(f.path)
     if code is not None and not code.added and not code.removed and not f.skipped and f.status != "deleted":
@@ -145,10 +166,7 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
     callers: list[str] = []
     if tier == 1:
         for symbol in symbols[:4]:
-            for path, line, _ in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
-                # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
-                if path != f.path and len(callers) < MAX_CALLERS and review.facts.is_library(path):
-                    callers.append(f"{path}:{line}")
+            callers += callers_of(review, f.path, symbol, MAX_CALLERS - len(callers))
     extra = _special(review, f, symbols)
     if covering:
         reason = f"changes {named}; exercised by {', '.join(covering[:3])} in this PR ({why})"
