@@ -279,8 +279,8 @@ def review(request: ReviewRequest) -> Report:
                 gated = finalize(ci.findings, ctx.catalog, ctx.profile.name, ctx.profile.code_fallback, files,
                                  ctx.source, set(ctx.config.disable), ctx.config.severity)
                 apply_ci_verdicts(checklist, ci, gated)
-                annotated += [f for f in gated if ctx.catalog.rules[f.rule].annotates]
-                preview += [f for f in gated if not ctx.catalog.rules[f.rule].annotates]
+                annotated += [f for f in gated if f.rule in annotates]  # a repository's `preview: true` too
+                preview += [f for f in gated if f.rule not in annotates]
                 annotated.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
         not_checked: list[NotChecked] = not_checked_files(files) + ctx.source.not_checked
         return Report(

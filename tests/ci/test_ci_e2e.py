@@ -74,7 +74,11 @@ def test_workflow_run_classifies_ci_through_the_composite_steps(upstream, fake, 
     assert second.outputs["ci-failures"] == "1"
     posted = fake.check_runs[check["id"]]["output"]["summary"]
     assert "### CI failures" in posted and "scale dtype is float32" in posted and "rebase" in posted
-    assert "No finding is new since the review" in posted and "are gone" not in posted  # rule findings as they were
+    # the rule findings are as they were: the one new finding is the failure CI now shows, nothing is gone
+    assert "1 finding(s) marked 🆕 are new since the review" in posted and "are gone" not in posted
+    # the upstream opts into preview rules, so the failure caused by the PR is annotated at the file its log names
+    [ci_annotation] = [a for a in fake.annotations[check["id"]] if a["path"] == "aiter/ops/quant.py" and a["start_line"] == 9]
+    assert "scale dtype" in ci_annotation["message"] or "test (3.12)" in ci_annotation["message"]
     assert fake.actions.storage_requests_with_token == 0
     if SUMMARY_OUT:
         Path(SUMMARY_OUT).write_text(posted, encoding="utf-8")
