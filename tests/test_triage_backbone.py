@@ -74,12 +74,14 @@ def test_tier1_file_without_test_is_a_gap_with_callers(repo_factory):
 
 
 def test_a_gap_names_only_a_caller_of_the_changed_symbol(repo_factory):
-    """`__init__` is called by no name (every `super().__init__(` matches it) and `self._prep(` in another
-    class calls that class's own method: neither is a caller of the changed method (ATOM 7674ee866b, a7d779e412)."""
+    """`__init__` is called by no name (every `super().__init__(` matches it); `self._prep(` in another class
+    calls that class's own method, `_prep(x)` there calls a local, and a comment naming `_prep()` calls
+    nothing: none is a caller of the changed method (ATOM 7674ee866b, a7d779e412, 1fd0089b38)."""
     runner = ("class ModelRunner:\n    def __init__(self, cfg):\n        self.cfg = cfg\n\n"
               "    def _prep(self, batch):\n        return batch\n")
     other = ("class Processor(Base):\n    def __init__(self):\n        super().__init__()\n\n"
-             "    def run(self, x):\n        return self._prep(x)\n")
+             "    def run(self, x, _prep=None):\n        # the runner's _prep() is not used here\n"
+             "        return self._prep(x) if _prep is None else _prep(x)\n")
     repo = repo_factory({"atom/__init__.py": "", "atom/model_engine/model_runner.py": runner,
                          "atom/plugin/processor.py": other},
                         {"atom/model_engine/model_runner.py": runner.replace("self.cfg = cfg", "self.cfg = dict(cfg)")

@@ -133,25 +133,67 @@ def _enclosing(review: ReviewInput, path: str, side, language: str, lines: set[i
     return out
 
 
+# Method names every other class also defines: a call by that name says nothing about which class runs.
+GENERIC_METHODS = {"forward", "__call__", "run", "get", "set", "update", "step", "apply", "build", "load", "save",
+                   "reset", "close", "start", "stop", "process", "execute", "call", "setup", "main", "init",
+                   "prepare", "items", "keys", "values", "append", "extend", "pop", "copy", "to", "format"}
+
+
 def callers_of(review: ReviewInput, path: str, symbol: str, limit: int = MAX_CALLERS) -> list[str]:
-    """Runtime call sites of `symbol` outside `path`, by name. A dunder (`__init__`) has no callers by
-    its name (`super().__init__(` in any class matches it), and `self.name(` / `cls.name(` in another
-    file calls that file's own method of the same name, so neither is reported."""
+    """Runtime call sites of `symbol` outside `path`. For a Python file each grep hit is read as a call in
+    the caller's syntax tree: a module-level function or class must be imported by that name (or called
+    through its module, `mod.name(`), a method must be called on some object other than `self`/`cls`/
+    `super()` and carry a name not every class defines (`forward`, `run`); a dunder (`__init__`) has no
+    callers by its name. Text in comments, docstrings and local variables of the same name never counts."""
     if limit <= 0 or (symbol.startswith("__") and symbol.endswith("__")):
         return []
+    kind = _kind(review, path, symbol)
+    if kind == "method" and symbol in GENERIC_METHODS:
+        return []
     out: list[str] = []
-    own = re.compile(rf"\b(?:self|cls)\.{re.escape(symbol)}\s*\(")
-    anywhere = re.compile(rf"\b{re.escape(symbol)}\s*\(")
     for hit_path, line, text in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
         # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
         if hit_path == path or not review.facts.is_library(hit_path):
             continue
-        if len(own.findall(text)) == len(anywhere.findall(text)):
-            continue
+        if kind is not None and hit_path.endswith(".py"):
+            tree = review.source.python(hit_path)
+            if tree is None or not _calls(tree, line, symbol, kind):
+                continue
+        elif kind is not None:
+            continue  # a Python symbol is not called from C++ by name
         out.append(f"{hit_path}:{line}")
         if len(out) >= limit:
             break
     return out
+
+
+def _kind(review: ReviewInput, path: str, symbol: str) -> str | None:
+    """"function" (module-level def or class), "method", or None when `path` is not parsed Python."""
+    tree = review.source.python(path) if path.endswith(".py") else None
+    if tree is None:
+        return None
+    if any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == symbol for n in tree.body):
+        return "function"
+    return "method"
+
+
+def _calls(tree: ast.Module, line: int, symbol: str, kind: str) -> bool:
+    imported = any(a.name == symbol and not a.asname for n in index_of(tree).of_type(ast.ImportFrom) for a in n.names)
+    for node in index_of(tree).of_type(ast.Call):
+        func = node.func
+        if getattr(func, "end_lineno", None) != line:
+            continue
+        if isinstance(func, ast.Name) and func.id == symbol and kind == "function" and imported:
+            return True
+        if isinstance(func, ast.Attribute) and func.attr == symbol:
+            owner = func.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+                continue
+            if kind == "method" or isinstance(owner, (ast.Name, ast.Attribute)):
+                return True
+    return False
 
 
 def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
