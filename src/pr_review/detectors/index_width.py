@@ -265,22 +265,69 @@ def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _leading_strides(review: ReviewInput, kernel_name: str) -> set[str]:
-    """Parameters of `kernel_name` that a launch in the PR's Python files binds to a tensor's leading
-    stride (`x.stride(0)`): a row index times that stride spans the whole tensor."""
-    out: set[str] = set()
+def _leading_strides(review: ReviewInput, kernel_name: str) -> tuple[set[str], set[str]]:
+    """How the PR's Python files launch `kernel_name`: the parameters bound to a tensor's leading stride
+    (`x.stride(0)`: a row index times it spans the whole tensor), and those bound only to values that are
+    certainly no stride (a literal, a shape or a local assigned from them: a block size, an expert count; a
+    page id times one is a slot number, not an offset). Keys are parameter names and `#<position>`."""
+    leading: set[str] = set()
+    kinds: dict[str, set[str]] = {}
     for _, tree in review.python_files():
+        assigned: dict[str, list[ast.AST]] | None = None
         for node in ast.walk(tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
                     and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel_name):
                 continue
+            if assigned is None:
+                assigned = {}
+                for a in ast.walk(tree):
+                    if isinstance(a, ast.Assign):
+                        for t in a.targets:
+                            for n in ast.walk(t):
+                                if isinstance(n, ast.Name):
+                                    assigned.setdefault(n.id, []).append(a.value)
             bound = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
             for key, value in bound:
                 if isinstance(value, ast.Starred):
                     break  # positions after a starred argument cannot be mapped
+                name = key if isinstance(key, str) else f"#{key}"
                 if _is_leading_stride(value):
-                    out.add(key if isinstance(key, str) else f"#{key}")
-    return out
+                    leading.add(name)
+                kinds.setdefault(name, set()).add(_stride_kind(value, assigned, set()))
+    return leading, {k for k, v in kinds.items() if v == {"other"}}
+
+
+def _stride_kind(node: ast.AST, assigned: dict[str, list[ast.AST]], seen: set[str]) -> str:
+    """"stride" when a `.stride(...)` reaches the value, "other" when only literals, shapes, sizes and
+    locals assigned from them do, "unknown" otherwise (a parameter of the launcher, a call's result)."""
+    def combine(parts: Iterable[str]) -> str:
+        parts = set(parts)
+        return "stride" if "stride" in parts else "unknown" if "unknown" in parts or not parts else "other"
+
+    if isinstance(node, ast.Constant):
+        return "other"
+    if isinstance(node, ast.Attribute):
+        return "other" if node.attr in ("shape", "ndim") else "unknown"
+    if isinstance(node, ast.Subscript):
+        return _stride_kind(node.value, assigned, seen)
+    if isinstance(node, ast.Call):
+        tail = _call_tail(node)
+        if tail == "stride":
+            return "stride"
+        if tail in ("size", "numel", "dim", "len"):
+            return "other"
+        if tail in ("int", "cdiv", "next_power_of_2", "min", "max"):
+            return combine(_stride_kind(a, assigned, seen) for a in node.args)
+        return "unknown"
+    if isinstance(node, (ast.BinOp, ast.UnaryOp)):
+        return combine(_stride_kind(c, assigned, seen) for c in ast.iter_child_nodes(node)
+                       if not isinstance(c, (ast.operator, ast.unaryop)))
+    if isinstance(node, ast.Name):
+        if node.id in seen:
+            return "unknown"
+        seen.add(node.id)
+        return combine(_stride_kind(v, assigned, seen) for v in assigned.get(node.id, ()))
+    return "unknown"
 
 
 def _is_leading_stride(node: ast.AST) -> bool:
@@ -294,7 +341,7 @@ def _is_leading_stride(node: ast.AST) -> bool:
     return False
 
 
-def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Iterator[tuple[Kernel, list[Product]]]:
+def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set[str]]]) -> Iterator[tuple[Kernel, list[Product]]]:
     """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
     a value loaded from memory (a page id from a table) or a parameter launched with a leading stride."""
     base = _base_products(kf)
@@ -303,8 +350,13 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
         width = _TritonWidth(kernel)
         params = [a.arg for a in kernel.func.args.args]
         strides: set[str] | None = None
+        counts: set[str] = set()
         found: dict[int, Product] = {}
-        for root in _address_roots(kernel):
+        roots = list(_address_roots(kernel))
+        tables = _index_tables(kernel, roots)
+        for root in roots:
+            if id(root) in tables:
+                continue  # a table of ids (block table, token map): one entry per page or token, far below 2^31
             for product in _narrow_products(kernel, width, root):
                 text = _squash(ast.unparse(product))
                 before = base.get(kernel.func.name, ())
@@ -312,11 +364,16 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
                         _py_key((product.left, product.right), imports) in before:
                     continue  # the product was there before the PR, perhaps spelled differently
                 if strides is None:
-                    bound = leading(kernel.func.name)
+                    bound, plain = leading(kernel.func.name)
                     strides = {p for i, p in enumerate(params) if p in bound or f"#{i}" in bound}
+                    counts = {p for i, p in enumerate(params) if p in plain or f"#{i}" in plain}
                 operands = (product.left, product.right)
-                if not any(_loaded(kernel, o) or _mentions_any(kernel, o, strides) for o in operands):
+                loaded = [_loaded(kernel, o) for o in operands]
+                if not any(loaded[i] or _mentions_any(kernel, o, strides) for i, o in enumerate(operands)):
                     continue
+                if not any(_mentions_any(kernel, o, strides) for o in operands) and any(
+                        not loaded[i] and _plain_name(o) in counts for i, o in enumerate(operands)):
+                    continue  # a loaded id times a launched count (a block size): a slot number, not an offset
                 found.setdefault(product.lineno, Product(
                     product.lineno, _short(ast.unparse(product)),
                     (_short(ast.unparse(product.left), 40), _short(ast.unparse(product.right), 40))))
@@ -324,8 +381,43 @@ def triton_products(kf: KernelFile, leading: Callable[[str], set[str]]) -> Itera
             yield kernel, sorted(found.values(), key=lambda p: p.line)
 
 
+def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
+    """Address roots whose loaded value is itself an index into memory: the read of a block table, a
+    token map or a top-k index list. Such tables hold one integer per page or token, so a row offset into
+    one stays far below 2^31; the product worth reporting is the one the loaded id takes part in."""
+    pointer_of: dict[int, int] = {}  # id(load call) -> id(its address root)
+    for node in ast.walk(kernel.func):
+        if isinstance(node, ast.Call) and tl_call(node, kernel.aliases, "load"):
+            pointer = argument(node, 0, "pointer")
+            if pointer is not None:
+                pointer_of[id(node)] = id(pointer)
+    if not pointer_of:
+        return set()
+    out: set[int] = set()
+    for root in roots:
+        seen: set[str] = set()
+        todo: list[ast.AST] = [root]
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Call) and id(node) in pointer_of:
+                if pointer_of[id(node)] != id(root):
+                    out.add(pointer_of[id(node)])
+                continue
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                todo.extend(kernel.defs.get(node.id, ()))
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _opaque_helper(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and _helper(node)
+
+
+def _plain_name(node: ast.AST) -> str:
+    while isinstance(node, ast.Subscript):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
 
 
 def _loaded(kernel: Kernel, expr: ast.AST) -> bool:
@@ -341,9 +433,9 @@ def _mentions_any(kernel: Kernel, expr: ast.AST, names: set[str]) -> bool:
 
 @detector("int32-index-overflow")
 def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
-    cache: dict[str, set[str]] = {}
+    cache: dict[str, tuple[set[str], set[str]]] = {}
 
-    def leading(name: str) -> set[str]:
+    def leading(name: str) -> tuple[set[str], set[str]]:
         if name not in cache:
             cache[name] = _leading_strides(review, name)
         return cache[name]
