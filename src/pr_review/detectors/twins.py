@@ -232,19 +232,43 @@ def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str]) -> tuple
     return best
 
 
-def _asymmetries(source: list[str], copy: list[str]) -> Iterator[tuple[int, str, int, str]]:
-    """(copy line, what the copy lacks, source line, source text) for blocks the copy rewrote or
-    dropped from the source and in which it lost a safety marker the source block has."""
+COMMENT = {"python": re.compile(r"#.*$"), "cpp": re.compile(r"//.*$")}
+MAX_LOST_BLOCK = 3  # a copy that drops more than a few lines dropped a feature, not a safeguard
+PAIR_SIMILARITY = 0.6
+
+
+def _asymmetries(source: list[str], copy: list[str], language: str = "python") -> Iterator[tuple[int, str, int, str]]:
+    """(copy line, what the copy lacks, source line, source text): a source line holding a safety marker
+    whose counterpart in the copy (the most similar line of the block the copy rewrote) lacks it, or a
+    short run of marked lines the copy dropped from code it otherwise kept. Comments do not count, and a
+    source line the copy holds verbatim anywhere moved rather than got lost."""
+    strip = COMMENT.get(language, COMMENT["python"])
+    src = [strip.sub("", t) for t in source]
+    mine = [strip.sub("", t) for t in copy]
+    kept = {_squash(t) for t in mine}
     matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
-        if op not in ("replace", "delete"):
-            continue
-        theirs, mine = "\n".join(source[a1:a2]), "\n".join(copy[b1:b2])
-        for what, marker in SAFETY_MARKERS.items():
-            lost = len(marker.findall(theirs)) - len(marker.findall(mine))
-            if lost > 0:
-                src_line = next((i for i in range(a1, a2) if marker.search(source[i])), a1)
-                yield (b1 + 1 if op == "replace" else max(b1, 1)), what, src_line + 1, source[src_line].strip()
+        if op == "delete" and a2 - a1 <= MAX_LOST_BLOCK:
+            w = MAX_LOST_BLOCK  # the same stretch on both sides: the source's, and the copy's without the run
+            theirs = src[max(a1 - w, 0):a2 + w]
+            ours = mine[max(b1 - w, 0):b1 + w]
+            for i in range(a1, a2):
+                for what, marker in SAFETY_MARKERS.items():
+                    if marker.search(src[i]) and \
+                            sum(len(marker.findall(t)) for t in ours) < sum(len(marker.findall(t)) for t in theirs):
+                        yield max(b1, 1), what, i + 1, source[i].strip()
+        elif op == "replace":
+            for i in range(a1, a2):
+                if _squash(src[i]) in kept:
+                    continue
+                for what, marker in SAFETY_MARKERS.items():
+                    have = len(marker.findall(src[i]))
+                    if not have:
+                        continue
+                    ratio, j = max(((SequenceMatcher(None, _squash(src[i]), _squash(mine[k])).ratio(), k)
+                                    for k in range(b1, b2)), default=(0.0, -1))
+                    if ratio >= PAIR_SIMILARITY and len(marker.findall(mine[j])) < have:
+                        yield j + 1, what, i + 1, source[i].strip()
 
 
 @detector("twin-divergence")
@@ -258,7 +282,7 @@ def twin_divergence(review: ReviewInput) -> Iterable[Finding]:
             continue
         source_path, share = found
         source_lines = review.source.lines(source_path, "base")
-        asymmetries = list(_asymmetries(source_lines, lines))
+        asymmetries = list(_asymmetries(source_lines, lines, f.language))
         if f.language == "cpp" and asymmetries:
             # headers count: a barrier or check the copy keeps in its own header is not lost
             headers = "\n".join(review.source.text(p) or "" for p in symbol_family(review, f.path)[1:])
