@@ -68,6 +68,12 @@ class _State:
         self.causes.pop(name, None)
 
 
+def _argument_parsers(func: ast.AST) -> set[str]:
+    """Names the function binds to `argparse.ArgumentParser(...)` (or a subclass spelled `*ArgumentParser`)."""
+    return {dotted_name(t) for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+            and dotted_name(n.value.func).rsplit(".", 1)[-1].endswith("ArgumentParser") for t in n.targets}
+
+
 @dataclass
 class _Read:
     name: str
@@ -104,6 +110,7 @@ class _Flow:
         self.func = func
         self.locals = _local_names(func)
         self.constants = _single_constants(func)
+        self.parsers = _argument_parsers(func)
         self.reads: list[_Read] = []
         self.loop_breaks: list[list[_State]] = []
 
@@ -118,6 +125,12 @@ class _Flow:
         if isinstance(test, ast.Name) and test.id in self.constants:
             return bool(self.constants[test.id]) != negate
         return None
+
+    def exits_parser(self, func: ast.AST) -> bool:
+        """`parser.error(...)` / `parser.exit(...)` on an argparse parser built in this function: argparse
+        prints the message and exits, so the branch ends there like `sys.exit`."""
+        return isinstance(func, ast.Attribute) and func.attr in ("error", "exit") \
+            and dotted_name(func.value) in self.parsers
 
     def run(self) -> list[_Read]:
         args = self.func.args
@@ -177,7 +190,8 @@ class _Flow:
             return state
         if isinstance(s, ast.Expr):
             self.expr(s.value, state)
-            if isinstance(s.value, ast.Call) and dotted_name(s.value.func) in EXIT_CALLS:
+            if isinstance(s.value, ast.Call) and (dotted_name(s.value.func) in EXIT_CALLS
+                                                  or self.exits_parser(s.value.func)):
                 return None
             return state
         if isinstance(s, ast.Assign):
