@@ -139,6 +139,8 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
             for item in node.body:
                 if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in {a.arg for a in _params(item)}:
                     return True
+    if _patched_at_run_time(review, cls, func):
+        return True
     bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
     bases = [b for b in bases if b and b not in ("object", "ABC", "Generic", "Protocol")]
     if not bases:
@@ -158,6 +160,14 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     external = [b for b in bases if b not in MODULE_BASES
                 and not review.source.grep(rf"^\s*class {re.escape(b)}\b", "head", ("*.py",), files_only=True)]
     return bool(external) and not func.name.startswith("_")
+
+
+def _patched_at_run_time(review: ReviewInput, cls: ast.ClassDef, func: Func) -> bool:
+    """Some module replaces the method on the class (`Cls.method = fn`, `setattr(Cls, "method", fn)`, a
+    plugin patch): the body is a default and the signature is the replacement's contract too."""
+    pattern = (rf"\b{re.escape(cls.name)}\.{re.escape(func.name)}\s*=[^=]|"
+               rf"setattr\(\s*{re.escape(cls.name)}\s*,\s*[\"']{re.escape(func.name)}[\"']")
+    return bool(review.source.grep(pattern, "head", ("*.py",), files_only=True))
 
 
 MODULE_BASES = {"Module", "nn.Module", "object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
