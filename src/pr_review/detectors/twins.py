@@ -124,10 +124,15 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the function is gone or still has the line: not a fix of that line
             if old in added_squashed:
                 continue  # moved, not changed
-            scored = [(SequenceMatcher(None, old, t).ratio(), t) for n, t in added if fixed_in.first <= n <= fixed_in.last]
-            ratio, new = max(scored, default=(0.0, ""))
+            # the new form: the most similar added statement (a formatter may have split it over lines)
+            scored = [(SequenceMatcher(None, old, _statement(head_lines, n)).ratio(), n)
+                      for n, _ in added if fixed_in.first <= n <= fixed_in.last]
+            ratio, n = max(scored, default=(0.0, 0))
+            new = _statement(head_lines, n) if n else ""
             if ratio < FIX_SIMILARITY:
                 continue  # deleted rather than rewritten into a corrected form
+            if _core(text) in new.replace("(", "").replace(")", ""):
+                continue  # the formula survives whole in the new form: a restyle (`if c: return False` -> `return not c`)
             if len(WIDENING.findall(old)) > len(WIDENING.findall(new)):
                 continue  # the change drops a widening or cast: the sibling keeps the safer form
             if _renamed_local(old, new, _bound(base_lines, owner), _bound(head_lines, fixed_in)):
@@ -170,6 +175,24 @@ WIDENING = re.compile(r"\.(to|cast)\(|_cast<|\bu?int64(_t)?\b|\bsize_t\b|\blong\
 IDENT = re.compile(r"[A-Za-z_]\w*")
 # `x = ...`, `x: T = ...`, `const int x = ...`: the name a statement binds (not `a.b =`, `a[i] =`, `==`).
 BINDING = re.compile(r"^\s*(?:[A-Za-z_][\w:<>,*&\s]*\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+
+
+def _core(line: str) -> str:
+    """A line's formula: without its statement keyword, brackets, blanks and trailing `:`/`,`."""
+    text = re.sub(r"^(if|elif|while|return|assert)\b", "", line.strip())
+    return _squash(text).replace("(", "").replace(")", "").rstrip(":,;")
+
+
+def _statement(lines: list[str], line: int) -> str:
+    """The squashed text from `line` to where its brackets close (at most 12 lines)."""
+    text, depth = "", 0
+    for i in range(line, min(line + 12, len(lines) + 1)):
+        part = _squash(lines[i - 1])
+        text += part
+        depth += sum(part.count(c) for c in "([{") - sum(part.count(c) for c in ")]}")
+        if depth <= 0:
+            break
+    return text
 
 
 def _bound(lines: list[str], span: Span) -> set[str]:
