@@ -232,6 +232,7 @@ def ci_coverage(review: ReviewInput) -> Artifact:
                    "directories, so reachability cannot be judged.")
         return Artifact("ci_coverage", [skipped], data)
     lines: list[str] = []
+    tree_run: dict[str, bool] = {}
     for path in new_tests:
         run = next((c for c in data.runs if c.covers(path)), None)
         if run is not None:
@@ -251,6 +252,15 @@ def ci_coverage(review: ReviewInput) -> Artifact:
                 reason = f"CI runs `{excluded.root or '.'}` but excludes `{skip}` on purpose ({excluded.source})"
                 data.tests.append(TestReach(path, "excluded", reason))
                 continue
+            root = path.split("/", 1)[0] if "/" in path else ""
+            if root and root not in tree_run:
+                tree_run[root] = _ci_runs_some_test_under(review, data, root, set(new_tests))
+            if root and not tree_run[root]:
+                # the repository runs none of the tests under this tree in CI (developer-run unit tests):
+                # a new one there follows the convention, and there is no CI directory to move it to
+                data.tests.append(TestReach(path, "excluded", f"CI runs no existing test under `{root}/` either; "
+                                                              "tests there are run by hand"))
+                continue
             data.tests.append(TestReach(path, "unrun", f"no workflow job runs tests in `{parent}/`"))
     unrun = [t for t in data.tests if t.status != "run"]
     if not unrun:
@@ -261,6 +271,14 @@ def ci_coverage(review: ReviewInput) -> Artifact:
         else:
             lines.append(f"UNRUN-TEST: {t.path} — {t.reason}")
     return Artifact("ci_coverage", lines, data)
+
+
+def _ci_runs_some_test_under(review: ReviewInput, data: CICoverage, root: str, new: set[str]) -> bool:
+    """Whether any test file already under `root/` is run by a CI job (or the tree has no other test)."""
+    existing = [p for p in review.source.files("head", (root,)) if p.endswith(".py") and p not in new and is_test_file(p)]
+    if not existing:
+        return True  # nothing to learn the convention from: judge the new test on its own
+    return any(c.covers(p) for p in existing for c in data.runs)
 
 
 def _under(path: str, root: str) -> bool:
