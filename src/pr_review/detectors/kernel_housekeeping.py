@@ -12,6 +12,7 @@ from typing import Iterable
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
+from ..lang.python import dotted_name
 from ..lang.triton import kernels
 from ..model import Finding
 from . import detector
@@ -30,7 +31,7 @@ def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
         if tree is None:
             return []
         found = [k.name for k in kernels(tree)]
-        if not found and FLYDSL_IMPORT.search(text):
+        if not found and FLYDSL_IMPORT.search(text) and _defines_device_function(tree):
             found = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                      and not n.name.startswith("_")]
         return found
@@ -39,6 +40,15 @@ def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
         return [cpp.function_name(n) for n in cpp.walk(tree.root_node)
                 if n.type == "function_definition" and "__global__" in cpp.text_of(n).split("(", 1)[0]]
     return []
+
+
+def _defines_device_function(tree: ast.Module) -> bool:
+    """A FlyDSL module holds a kernel when some function in it (nested in a builder or not) is decorated
+    `@...kernel` or `@...jit`; one that only wraps intrinsics (buffer ops, TDM descriptors, cluster masks)
+    is a library of helpers, tested through the kernels that use it."""
+    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("kernel", "jit")
+        for d in n.decorator_list) for n in ast.walk(tree))
 
 
 def _public_names(review: ReviewInput, f: ChangedFile) -> set[str]:
@@ -60,8 +70,9 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
         return  # a collectable test arrives with the kernels
     test_text = "\n".join(t for f in review.files if facts.role(f.path) == "test" for _, t in f.added)
     for f, names in new_kernels:
-        stem = f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-        callers = _public_names(review, f) | set(names) | {stem}
+        callers = set(names) | {f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]}
+        for g in _importers(review, f):  # the kernel file, and the PR's modules that reach it by import
+            callers |= _public_names(review, g)
         if any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in callers):
             continue  # an existing test, changed in this PR, now exercises it
         benchmark = [g.path for g in review.files if g.status == "added" and facts.role(g.path) == "benchmark"]
@@ -75,6 +86,47 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
                    "against a reference over production shapes.",
             tag="verified",
         )
+
+
+def _dotted(path: str) -> str:
+    module = path.rsplit(".", 1)[0].replace("/", ".")
+    return module[: -len(".__init__")] if module.endswith(".__init__") else module
+
+
+def _imported_modules(tree: ast.Module, path: str) -> set[str]:
+    """Dotted modules a file imports, `from p import a` giving both `p` and `p.a` (a may be a module)."""
+    package = _dotted(path).split(".") if path.endswith("__init__.py") else _dotted(path).split(".")[:-1]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            out.add(module)
+            out.update(f"{module}.{a.name}" if module else a.name for a in node.names)
+    return out
+
+
+def _importers(review: ReviewInput, kernel: ChangedFile, hops: int = 4) -> list[ChangedFile]:
+    """The kernel file and the PR's library modules that import it, directly or through one another (a
+    package `__init__` re-exporting the op a test imports): a test reaching any of them tests the kernel."""
+    reached = [kernel]
+    names = {_dotted(kernel.path)}
+    others = [g for g in review.changed("python", include_tests=False) if g.path != kernel.path]
+    for _ in range(hops):
+        grew = False
+        for g in others:
+            if g in reached:
+                continue
+            tree = review.source.python(g.path)
+            if tree is not None and _imported_modules(tree, g.path) & names:
+                reached.append(g)
+                names.add(_dotted(g.path))
+                grew = True
+        if not grew:
+            break
+    return reached
 
 
 # ------------------------------------------------------------------------------ HK5
