@@ -68,7 +68,10 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
         return
     if _pr_adds_collectable(review, *_pytest_prefixes(review)):
         return  # a collectable test arrives with the kernels
-    test_text = "\n".join(t for f in review.files if facts.role(f.path) == "test" for _, t in f.added)
+    # the whole of each test file the PR touches: a test extended with a new case (`"gluon"` in a
+    # parametrize list) calls the op on lines the PR did not change
+    test_text = "\n".join(review.source.text(f.path) or "" for f in review.files
+                          if facts.role(f.path) == "test" and f.status != "deleted")
     for f, names in new_kernels:
         callers = set(names) | {f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]}
         for g in _importers(review, f):  # the kernel file, and the PR's modules that reach it by import
