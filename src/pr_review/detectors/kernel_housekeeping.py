@@ -42,6 +42,16 @@ def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
     return []
 
 
+def _held_kernels(review: ReviewInput, f: ChangedFile) -> bool:
+    """Whether a file the PR deletes defined kernels on the base side."""
+    path = f.old_path or f.path
+    if f.language == "python":
+        tree = review.source.python(path, "base")
+        text = review.source.text(path, "base") or ""
+        return tree is not None and bool(kernels(tree) or (FLYDSL_IMPORT.search(text) and _defines_device_function(tree)))
+    return f.language == "cpp" and bool(CPP_KERNEL.search(review.source.text(path, "base") or ""))
+
+
 def _defines_device_function(tree: ast.Module) -> bool:
     """A FlyDSL module holds a kernel when some function in it (nested in a builder or not) is decorated
     `@...kernel` or `@...jit`; one that only wraps intrinsics (buffer ops, TDM descriptors, cluster masks)
@@ -68,11 +78,15 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
         return
     if _pr_adds_collectable(review, *_pytest_prefixes(review)):
         return  # a collectable test arrives with the kernels
+    retired = {(g.old_path or g.path).rsplit("/", 1)[0] for g in review.files
+               if g.status in ("deleted", "renamed") and _held_kernels(review, g)}
     # the whole of each test file the PR touches: a test extended with a new case (`"gluon"` in a
     # parametrize list) calls the op on lines the PR did not change
     test_text = "\n".join(review.source.text(f.path) or "" for f in review.files
                           if facts.role(f.path) == "test" and f.status != "deleted")
     for f, names in new_kernels:
+        if f.path.rsplit("/", 1)[0] in retired:
+            continue  # the PR splits or replaces a kernel file it deletes beside it: a reorganisation, not a new op
         callers = set(names) | {f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]}
         for g in _importers(review, f):  # the kernel file, and the PR's modules that reach it by import
             callers |= _public_names(review, g)
