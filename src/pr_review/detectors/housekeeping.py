@@ -102,7 +102,7 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
         if f.language == "python":
             tree = review.source.python(f.path)
             if tree is not None:
-                yield from _stub_bodies(f.path, tree, added, lines)
+                yield from _stub_bodies(review, f.path, tree, added, lines)
 
 
 def _notes(language: str, text: str) -> list[tuple[int, int, str]]:
@@ -140,7 +140,7 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _stub_bodies(path: str, tree: ast.Module, added: set[int], lines: list[str]) -> Iterable[Finding]:
+def _stub_bodies(review: ReviewInput, path: str, tree: ast.Module, added: set[int], lines: list[str]) -> Iterable[Finding]:
     """A new function or branch whose whole body is `pass` or `raise NotImplementedError`."""
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -161,6 +161,8 @@ def _stub_bodies(path: str, tree: ast.Module, added: set[int], lines: list[str])
             what = _stub_kind(stmt)
             if what is None or (kind != "function" and what == "raise NotImplementedError"):
                 continue  # an unsupported-case raise in one branch is a guard, not a stub
+            if kind == "function" and _declared_unsupported(review, node, tree, what):
+                continue
             if what == "pass" and (len(body) > 1 or _explained(lines, stmt.lineno)):
                 continue  # a docstring or a comment says why nothing happens: a deliberate no-op
             if what == "pass" and kind == "branch" and node.orelse:
@@ -189,6 +191,29 @@ def _stub_kind(stmt: ast.stmt) -> str | None:
         if dotted_name(exc) == "NotImplementedError":
             return "raise NotImplementedError"
     return None
+
+
+PLAIN_BASES = {"object", "Module", "Enum", "IntEnum", "Exception", "ValueError", "RuntimeError", "dict", "list",
+               "tuple", "str", "int", "Generic", "NamedTuple", "TypedDict"}
+
+
+def _declared_unsupported(review: ReviewInput, func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module,
+                          what: str) -> bool:
+    """A method empty by design: its class is a base another class of the tree subclasses (an abstract
+    method or a no-op hook by convention, overridden there), or — for `raise NotImplementedError` — the
+    class implements an interface from outside the tree (an SGLang KV pool, a vLLM attention backend) whose
+    method this implementation does not support: the framework calls it and expects that raise."""
+    cls = next((c for c in index_of(tree).of_type(ast.ClassDef) if func in c.body), None)
+    if cls is None:
+        return False
+    if review.source.grep(rf"^\s*class\s+\w+\s*\([^)]*\b{re.escape(cls.name)}\b", "head", ("*.py",), files_only=True):
+        return True
+    if what != "raise NotImplementedError":
+        return False
+    bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
+    external = [b for b in bases if b and b not in PLAIN_BASES
+                and not review.source.grep(rf"^\s*class\s+{re.escape(b)}\b", "head", ("*.py",), files_only=True)]
+    return bool(external)
 
 
 def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
