@@ -217,9 +217,11 @@ def _declared_unsupported(review: ReviewInput, func: ast.FunctionDef | ast.Async
 
 
 def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
-    """Abstract methods, protocol/overload stubs and methods of ABC/Protocol classes are meant to be empty."""
+    """Abstract methods, protocol/overload stubs, methods of ABC/Protocol classes, and binding declarations
+    whose body the decorator supplies (aiter's `@compile_ops`, a C++ op behind a Python signature) are meant
+    to be empty."""
     decorators = {dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] for d in func.decorator_list}
-    if decorators & {"abstractmethod", "overload", "abstractproperty"}:
+    if decorators & {"abstractmethod", "overload", "abstractproperty", "compile_ops"}:
         return True
     for cls in index_of(tree).nodes:
         if isinstance(cls, ast.ClassDef) and func in cls.body:
