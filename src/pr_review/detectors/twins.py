@@ -352,6 +352,24 @@ def _shape(line: str) -> str:
     return " ".join(out)
 
 
+def _restyled(removed: list[tuple[int, str]]):
+    """A predicate: the added line names nothing a removed line of the same file did not (up to two names
+    dropped, `Optional[torch.Tensor]` -> `torch.Tensor | None`): restyled or moved, not new code."""
+    names = [frozenset(IDENT.findall(t)) - PY_KEYWORDS for _, t in removed]
+    posting: dict[str, list[int]] = {}
+    for i, ids in enumerate(names):
+        for name in ids:
+            posting.setdefault(name, []).append(i)
+
+    def check(text: str) -> bool:
+        ids = frozenset(IDENT.findall(text)) - PY_KEYWORDS
+        if not ids or any(n not in posting for n in ids):
+            return False
+        rarest = min(ids, key=lambda n: len(posting[n]))
+        return any(ids <= names[i] and len(names[i]) - len(ids) <= 2 for i in posting[rarest])
+    return check
+
+
 def _added_runs(f: ChangedFile, code: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     """Runs of consecutive added code lines (blank and comment lines do not break a run)."""
     runs: list[list[tuple[int, str]]] = []
@@ -384,7 +402,9 @@ def backbone_verbatim_duplication(review: ReviewInput) -> Iterable[Finding]:
     for f in review.changed("python", "cpp", include_tests=False):
         if f.path in core:
             code = review.code.get(f.path)
-            found = _added_runs(f, code.added if code else f.added)
+            restyled = _restyled(code.removed if code else f.removed)
+            found = [kept for run in _added_runs(f, code.added if code else f.added)
+                     if len(kept := [(n, t) for n, t in run if not restyled(t)]) >= MIN_BLOCK]
             if found:
                 runs[f.path] = (f, found)
     paths = sorted(runs)
