@@ -64,6 +64,9 @@ GAP_WORDS = re.compile(r"\b(not (yet )?(supported|implemented|handled|covered|te
                        r"only (supports?|handles?|works?)|assum\w*|ignor\w*|missing|no coverage|skip\w*|disabled?|"
                        r"used to be|runs? as|treated as|instead of|placeholder|dummy|fake|stub|hard-?coded|accuracy|precision|overflow|race)\b",
                        re.IGNORECASE)
+# The header of a file copied in from another project (vLLM's SPDX line, "Adapted from ...").
+VENDORED = re.compile(r"contributors to the \w+ project|\b(adapted|copied|ported|borrowed|taken|vendored) from\b",
+                      re.IGNORECASE)
 STRONG_MARK = re.compile(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
 
 
@@ -80,9 +83,10 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
         removed_texts = {_norm(t) for _, t in f.removed}
         added = f.added_lines
         lines = text.splitlines()
+        vendored = f.is_new and bool(VENDORED.search("\n".join(lines[:25])))
         for first, last, note in _notes(f.language, text):
-            if first not in added:
-                continue
+            if first not in added or vendored:
+                continue  # a note of a file copied in from another project is upstream's, not this PR's
             if _norm(lines[first - 1]) in removed_texts or any(_norm(note.split("\n")[0]) in t for t in removed_texts):
                 continue  # the same note was already there and only its line was edited
             if not (STRONG_MARK.match(note) or GAP_WORDS.search(note)):
