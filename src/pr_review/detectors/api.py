@@ -790,6 +790,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue
                 if arg.lineno not in f.added_lines or _compat_param(source, arg.arg):
                     continue  # a legacy/deprecated alias kept for callers outside the tree is not new behaviour
+                if _opt_in_param(source, arg.arg):
+                    continue  # documented as opt-in: the default is the intended steady state (the rule's fp_check)
                 default = defaults[arg.arg]
                 if isinstance(default, ast.Name) and default.id == arg.arg:
                     continue  # `x=x`: binds a value at definition time, not an option for callers
@@ -921,6 +923,14 @@ def _compat_param(source: str, name: str) -> bool:
         if re.search(rf"\b{re.escape(name)}\b", line) and COMPAT_WORDS.search(line):
             return True
     return False
+
+
+OPT_IN_WORDS = re.compile(r"\bopt[- ]?(in|into)\b|\bopt-in\b", re.IGNORECASE)
+
+
+def _opt_in_param(source: str, name: str) -> bool:
+    """The function's text (docstring or comment) calls the parameter an opt-in ("set `x=True` to opt into")."""
+    return any(re.search(rf"\b{re.escape(name)}\b", line) and OPT_IN_WORDS.search(line) for line in source.splitlines())
 
 
 def _is_compiled(func: Func) -> bool:
