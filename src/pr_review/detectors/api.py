@@ -842,6 +842,9 @@ def _automatic_default(func: Func, name: str, default: ast.AST) -> bool:
     if not (isinstance(default, ast.Constant) and default.value is None):
         return False
     for node in ast.walk(func):
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _is_name(node.values[0], name) \
+                and isinstance(default, ast.Constant) and default.value is None:
+            return True  # `(arch or get_arch())`: unset means "work it out"
         if isinstance(node, ast.If) and (_tests_unset(node.test, name) or _tests_set(node.test, name)):
             unset, given = (node.body, node.orelse) if _tests_unset(node.test, name) else (node.orelse, node.body)
             if any(_assigns(stmt, name) for stmt in unset):
