@@ -356,10 +356,11 @@ def _unread_params(tree: ast.Module | None) -> set[str]:
 def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None) -> Iterable[Finding]:
     added = f.added_lines
     conventions: set[str] | None = None
+    functions = qualified_functions(tree)
     for sig in _changed_signatures(f, tree, base_tree):
         if sig.base is None:
             continue  # a new function: no receiver was left behind (its API is reviewed as a whole)
-        if _forced_signature(tree, sig.func) or _is_kernel(sig.func):
+        if _forced_signature(tree, sig.func) or _in_kernel(sig.qualname, functions):
             continue  # a kernel's parameters are an argument list its own launcher fills, not an API (below)
         if not _discarded(review, tree, sig):
             continue
@@ -401,6 +402,14 @@ def _forced_signature(tree: ast.Module, func: Func) -> bool:
 
 
 KERNEL_DECORATORS = {"jit", "kernel", "autotune", "heuristics"}
+
+
+def _in_kernel(qualname: str, functions: dict[str, Func]) -> bool:
+    """The function is a kernel or a helper nested inside one (a FlyDSL `@flyc.kernel` body's `_emit_wmma`):
+    its arguments come from the kernel's own code, not from a consumer."""
+    parts = qualname.split(".")
+    return any((func := functions.get(".".join(parts[:i]))) is not None and _is_kernel(func)
+               for i in range(1, len(parts) + 1))
 
 
 def _is_kernel(func: Func) -> bool:
