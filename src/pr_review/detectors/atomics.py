@@ -17,8 +17,9 @@ from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
+from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines
-from ..lang.triton import Kernel, argument, kernels, language_aliases
+from ..lang.triton import Kernel, argument, kernels, language_aliases, tl_call
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -61,33 +62,57 @@ def _finding(hit: Hit) -> Finding:
 
 # ------------------------------------------------------------------------------ Python / Triton
 
-def _atomic_params(tree: ast.Module) -> dict[str, dict[int, tuple[str, int, str]]]:
-    """Triton kernel name → {parameter index: (param, line, atomic text)} for atomic destinations."""
+def _atomic_params(tree: ast.Module, launched: set[str] | None = None) -> dict[str, dict[int, tuple[str, int, str]]]:
+    """Triton kernel name → {parameter index: (param, line, atomic text)} for atomic destinations
+    (only kernels in `launched`, when given)."""
     aliases = language_aliases(tree)
     out: dict[str, dict[int, tuple[str, int, str]]] = {}
     for func in kernels(tree):
+        if launched is not None and func.name not in launched:
+            continue
+        if not any((isinstance(n, ast.Attribute) and n.attr in ATOMICS_TL) or (isinstance(n, ast.Name) and n.id in ATOMICS_TL)
+                   for n in ast.walk(func)):
+            continue
         kernel = Kernel.build(func, aliases)
         params = [a.arg for a in func.args.args]
         for call in kernel.calls(*ATOMICS_TL):
             pointer = argument(call, 0, "pointer")
             if pointer is None:
                 continue
+            reached = _names_reached(kernel, pointer)
             for index, name in enumerate(params):
-                if name in kernel.constexprs:
+                if name in kernel.constexprs or name not in reached:
                     continue
-                if kernel.reaches(pointer, lambda n, name=name: isinstance(n, ast.Name) and n.id == name,
-                                  through_loads=False):
-                    out.setdefault(func.name, {}).setdefault(
-                        index, (name, call.lineno, re.sub(r"\s+", " ", ast.unparse(call))[:90]))
+                out.setdefault(func.name, {}).setdefault(
+                    index, (name, call.lineno, re.sub(r"\s+", " ", ast.unparse(call))[:90]))
     return out
+
+
+def _names_reached(kernel: Kernel, expr: ast.AST) -> set[str]:
+    """Every name `expr` reaches through the kernel's assignments, a loaded value being opaque (one walk,
+    instead of one `reaches` per parameter)."""
+    seen: set[str] = set()
+    todo: list[ast.AST] = [expr]
+    while todo:
+        node = todo.pop()
+        if tl_call(node, kernel.aliases, "load"):
+            continue
+        if isinstance(node, ast.Name) and node.id not in seen:
+            seen.add(node.id)
+            todo.extend(kernel.defs.get(node.id, ()))
+        todo.extend(ast.iter_child_nodes(node))
+    return seen
+
+
+def _is_empty_call(value: ast.AST) -> bool:
+    return isinstance(value, ast.Call) and dotted_name(value.func).rsplit(".", 1)[-1] in EMPTY_PY
 
 
 def _empty_allocations(func: ast.AST) -> dict[str, ast.Assign]:
     out = {}
     for node in ast.walk(func):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = node.value
-            if isinstance(value, ast.Call) and dotted_name(value.func).rsplit(".", 1)[-1] in EMPTY_PY:
+            if _is_empty_call(node.value):
                 out[node.targets[0].id] = node
     return out
 
@@ -117,9 +142,23 @@ def _launches(func: ast.AST) -> Iterator[tuple[str, ast.Call]]:
 
 def _python_hits(review: ReviewInput) -> Iterator[Hit]:
     trees = {f.path: tree for f, tree in review.python_files(include_tests=False)}
+    # Cheap first: the kernels some host function launches with a buffer it allocated with `empty`.
+    # Only those kernels' atomics are followed (building a kernel's def-use map is the costly part).
+    launched: set[str] = set()
+    for tree in trees.values():
+        index = index_of(tree)
+        if not any(_is_empty_call(a.value) for a in index.of_type(ast.Assign)):
+            continue
+        for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
+            if _empty_allocations(func):
+                launched.update(kname for kname, _ in _launches(func))
+    if not launched:
+        return
     atomics: dict[str, tuple[str, dict[int, tuple[str, int, str]]]] = {}
     for path, tree in trees.items():
-        for name, params in _atomic_params(tree).items():
+        if "atomic" not in (review.source.text(path) or ""):
+            continue
+        for name, params in _atomic_params(tree, launched).items():
             atomics[name] = (path, params)
     if not atomics:
         return

@@ -12,7 +12,7 @@ import ast
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import FUNCTION_TYPES, dotted_name, node_lines
+from ..lang.python import FUNCTION_TYPES, dotted_name
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -119,38 +119,40 @@ def _passes_strides(call: ast.Call, name: str) -> bool:
                and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in ast.walk(call))
 
 
-def _device_code(index) -> set[int]:
-    """Nodes inside a jitted device function (`@triton.jit`, `@gluon.jit`, `@flyc.kernel`): their values are
-    registers and DSL values, not tensors (`arith.select(c, a, b)` is no `Tensor.select`)."""
-    out: set[int] = set()
-    for func in index.of_type(ast.FunctionDef):
-        if any(dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("jit", "kernel")
-               for d in func.decorator_list):
-            out.update(id(n) for n in ast.walk(func))
-    return out
+def _device(func: ast.AST) -> bool:
+    """A jitted device function (`@triton.jit`, `@gluon.jit`, `@flyc.kernel`): its values are registers and
+    DSL values, not tensors (`arith.select(c, a, b)` is no `Tensor.select`)."""
+    return isinstance(func, FUNCTION_TYPES) and any(
+        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("jit", "kernel")
+        for d in func.decorator_list)
 
 
 def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, int, str]]:
     callees = _compiled_callees(tree)
     index = index_of(tree)
-    device = _device_code(index)
-    for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
-        views = None
-        for call in ast.walk(func):
-            if not isinstance(call, ast.Call) or not any(n in added for n in node_lines(call)) or id(call) in device:
-                continue
-            if not _is_compiled_call(call, callees):
-                continue
-            if views is None:
-                views = _views(func)
-            for arg in list(call.args) + [k.value for k in call.keywords]:
-                how = strided_view(arg)
-                if how:
-                    yield call, ast.unparse(arg)[:40], call.lineno, how
-                elif isinstance(arg, ast.Name) and arg.id in views and not _densified(func, arg.id) \
-                        and not _passes_strides(call, arg.id):
-                    line, how = views[arg.id]
-                    yield call, arg.id, line, how
+    views_of: dict[int, dict[str, tuple[int, str]]] = {}
+    for call in index.of_type(ast.Call):  # one pass over the calls on added lines, not a walk per function
+        if not any(n in added for n in range(call.lineno, (call.end_lineno or call.lineno) + 1)):
+            continue
+        if not _is_compiled_call(call, callees):
+            continue
+        enclosing = [a for a in index.ancestors(call) if isinstance(a, FUNCTION_TYPES)]
+        if not enclosing:
+            continue  # module level: no local views to follow
+        if any(_device(a) for a in enclosing):
+            continue  # device code inside a kernel
+        func = enclosing[-1]
+        if id(func) not in views_of:
+            views_of[id(func)] = _views(func)
+        views = views_of[id(func)]
+        for arg in list(call.args) + [k.value for k in call.keywords]:
+            how = strided_view(arg)
+            if how:
+                yield call, ast.unparse(arg)[:40], call.lineno, how
+            elif isinstance(arg, ast.Name) and arg.id in views and not _densified(func, arg.id) \
+                    and not _passes_strides(call, arg.id):
+                line, how = views[arg.id]
+                yield call, arg.id, line, how
 
 
 @detector("contiguity-unchecked")

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp
+from ..lang.index import index_of
 from ..lang.python import dotted_name
 from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
@@ -196,19 +197,26 @@ def _helper(call: ast.Call) -> bool:
     return isinstance(call.func, ast.Name) and not hasattr(builtins, call.func.id)
 
 
-def _base_products(kf: KernelFile) -> dict[str, set]:
-    """kernel name → the text and the operand key of every multiplication in it on the base side."""
-    out: dict[str, set] = {}
+def _base_products(kf: KernelFile) -> Callable[[str], set]:
+    """kernel name → the text and the operand key of every multiplication in it on the base side,
+    computed on first use for that kernel only."""
     base = None if kf.f.is_new else kf.review.source.python(kf.f.old_path or kf.f.path, "base")
-    if base is not None:
-        imports = _imported(base)
-        for func in ast.walk(base):
-            if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                seen = out.setdefault(func.name, set())
-                for operands, node in _py_multiplications(func):
-                    seen.add(_squash(ast.unparse(node)))
-                    seen.add(_py_key(operands, imports))
-    return out
+    cache: dict[str, set] = {}
+
+    def of(name: str) -> set:
+        if name not in cache:
+            seen: set = set()
+            if base is not None:
+                index = index_of(base)
+                imports = _imported(base)
+                for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
+                    if func.name == name:
+                        for operands, node in _py_multiplications(func):
+                            seen.add(_squash(ast.unparse(node)))
+                            seen.add(_py_key(operands, imports))
+            cache[name] = seen
+        return cache[name]
+    return of
 
 
 # A widening in an operand's text: part of its key, so a product whose widening was dropped is new.
@@ -218,9 +226,9 @@ WIDE_TEXT = re.compile(r"64|size_t|\blong\b|index_cast|extsi|extui|\.to\(")
 def _imported(tree: ast.Module) -> set[str]:
     """Names a module binds by import (`tl`, `fx`, `arith`): wrappers and namespaces, not values."""
     out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.update((a.asname or a.name).split(".")[0] for a in node.names)
+    index = index_of(tree)
+    for node in index.of_type(ast.Import) + index.of_type(ast.ImportFrom):
+        out.update((a.asname or a.name).split(".")[0] for a in node.names)
     return out
 
 
@@ -345,23 +353,30 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
     """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
     a value loaded from memory (a page id from a table) or a parameter launched with a leading stride."""
     base = _base_products(kf)
-    imports = _imported(kf.tree)
+    imports: set[str] | None = None
     for kernel in kf.kernels:
+        first, last = kernel.func.lineno, kernel.func.end_lineno or kernel.func.lineno
+        if not any(first <= n <= last for n in kf.added):
+            continue  # a kernel the PR does not touch has no new product
         width = _TritonWidth(kernel)
         params = [a.arg for a in kernel.func.args.args]
         strides: set[str] | None = None
         counts: set[str] = set()
         found: dict[int, Product] = {}
         roots = list(_address_roots(kernel))
-        tables = _index_tables(kernel, roots)
+        tables: set[int] | None = None
         for root in roots:
-            if id(root) in tables:
-                continue  # a table of ids (block table, token map): one entry per page or token, far below 2^31
             for product in _narrow_products(kernel, width, root):
-                text = _squash(ast.unparse(product))
-                before = base.get(kernel.func.name, ())
-                if product.lineno not in kf.added or text in before or \
-                        _py_key((product.left, product.right), imports) in before:
+                if product.lineno not in kf.added:
+                    continue
+                if tables is None:
+                    tables = _index_tables(kernel, roots)
+                if id(root) in tables:
+                    break  # a table of ids (block table, token map): one entry per page or token, far below 2^31
+                if imports is None:
+                    imports = _imported(kf.tree)
+                before = base(kernel.func.name)
+                if _squash(ast.unparse(product)) in before or _py_key((product.left, product.right), imports) in before:
                     continue  # the product was there before the PR, perhaps spelled differently
                 if strides is None:
                     bound, plain = leading(kernel.func.name)
@@ -743,7 +758,8 @@ FLY_ADDRESS_CALLS = re.compile(r"^(buffer_(load|store|atomic\w*)|index_cast|GTen
 
 
 def _fly_kernels(tree: ast.Module) -> list[ast.FunctionDef]:
-    return [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+    index = index_of(tree)
+    return [n for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) if any(
         dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "kernel" for d in n.decorator_list)]
 
 
@@ -854,16 +870,21 @@ def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path) or ""
         if "flydsl" not in text and "flyc" not in text:
             continue
-        base = _base_products_of(review.base_python(f))
-        imports = _imported(tree)
+        base: set | None = None
+        imports: set[str] | None = None
         sibling = None
         for func in _fly_kernels(tree):
+            if not any(func.lineno <= n <= (func.end_lineno or func.lineno) for n in f.added_lines):
+                continue  # a kernel the PR does not touch has no new product
             width = _FlyWidth(func)
             found: dict[int, Product] = {}
             for product in _fly_products(func, width):
                 left, right = (product.left, product.right) if isinstance(product, ast.BinOp) else product.args[:2]
-                if product.lineno not in f.added_lines or _squash(ast.unparse(product)) in base or \
-                        _py_key((left, right), imports) in base:
+                if product.lineno not in f.added_lines:
+                    continue
+                if base is None:
+                    base, imports = _base_products_of(review.base_python(f)), _imported(tree)
+                if _squash(ast.unparse(product)) in base or _py_key((left, right), imports or set()) in base:
                     continue  # the product was there before the PR, perhaps spelled differently
                 found.setdefault(product.lineno, Product(product.lineno, _short(ast.unparse(product)),
                                                          (_short(ast.unparse(left), 40), _short(ast.unparse(right), 40))))

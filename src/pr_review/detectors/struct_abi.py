@@ -7,6 +7,7 @@ changes the pinning assertions together with the fields.
 """
 from __future__ import annotations
 
+import bisect
 import re
 from typing import Iterable, Iterator
 
@@ -41,6 +42,27 @@ def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
                 if idents:
                     fields.append((cpp.text_of(idents[0]), cpp.line_of(member)))
         out.setdefault(name, (cpp.line_of(node), node.end_point[0] + 1, fields))
+    return out
+
+
+def _touched_names(text: str, lines: set[int]) -> set[str]:
+    """Names of the structs/classes whose body holds one of `lines`."""
+    if not lines:
+        return set()
+    ordered = sorted(lines)
+    out: set[str] = set()
+    stack = [cpp.parse_cached(text).root_node]
+    while stack:
+        node = stack.pop()
+        first, last = node.start_point[0] + 1, node.end_point[0] + 1
+        i = bisect.bisect_left(ordered, first)
+        if i == len(ordered) or ordered[i] > last:
+            continue  # no changed line inside this subtree
+        if node.type in STRUCT_TYPES and node.child_by_field_name("body") is not None:
+            name = cpp.text_of(node.child_by_field_name("name"))
+            if name:
+                out.add(name)
+        stack.extend(node.children)
     return out
 
 
@@ -79,10 +101,16 @@ def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str,
     base_text = review.base_text(f)
     if head_text is None or base_text is None or not re.search(r"\b(struct|class)\b", head_text):
         return
-    head, base = _structs(head_text), _structs(base_text)
     added, removed = f.added_lines, {n for n, _ in f.removed}
+    # Cheap first: the names of the structs the diff touches, found by descending only into subtrees that
+    # hold a changed line; both sides are read whole only for those the tree pins.
+    touched = _touched_names(head_text, added) | _touched_names(base_text, removed)
+    touched = {n for n in touched if _pins(review, n)}
+    if not touched:
+        return
+    head, base = _structs(head_text), _structs(base_text)
     for name, (start, end, fields) in head.items():
-        if name not in base or not (_touched((start, end), added) or _touched(base[name][:2], removed)):
+        if name not in touched or name not in base or not (_touched((start, end), added) or _touched(base[name][:2], removed)):
             continue
         how = _shift([n for n, _ in base[name][2]], [n for n, _ in fields])
         if how is None:

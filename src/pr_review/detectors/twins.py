@@ -14,10 +14,12 @@ import re
 import tokenize
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from functools import lru_cache
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
+from ..lang.index import index_of
 from ..model import Evidence, Finding
 from . import detector
 from .atomics import symbol_family
@@ -51,18 +53,33 @@ def _spans(review: ReviewInput, path: str, language: str, side: str) -> list[Spa
         tree = review.source.python(path, side)  # type: ignore[arg-type]
         if tree is None:
             return []
-        return sorted((Span(n.lineno, n.end_lineno or n.lineno, n.name, n.body[0].lineno) for n in ast.walk(tree)
-                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda s: (s.first, -s.last))
+        index = index_of(tree)
+        return sorted((Span(n.lineno, n.end_lineno or n.lineno, n.name, n.body[0].lineno)
+                       for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef)),
+                      key=lambda s: (s.first, -s.last))
     text = review.source.text(path, side)  # type: ignore[arg-type]
     if text is None:
         return []
+    return _cpp_spans(text)
+
+
+@lru_cache(maxsize=16)
+def _cpp_spans(text: str) -> list[Span]:
+    """C++ function spans; the walk stops at each definition (functions do not nest), so a large file
+    costs its declarations, not every expression in every body."""
     spans = []
-    for node in cpp.walk(cpp.parse_cached(text).root_node):
+    stack = [cpp.parse_cached(text).root_node]
+    while stack:
+        node = stack.pop()
         if node.type == "function_definition":
             body = node.child_by_field_name("body")
             spans.append(Span(cpp.line_of(node), node.end_point[0] + 1, cpp.function_name(node) or "?",
                               cpp.line_of(body) + 1 if body is not None else 0))
-    return spans
+            continue
+        if node.type in ("compound_statement", "expression_statement", "preproc_def", "comment", "string_literal"):
+            continue  # no definitions inside (a lambda is not a named variant)
+        stack.extend(node.children)
+    return sorted(spans, key=lambda s: (s.first, -s.last))
 
 
 def _innermost(spans: list[Span], line: int) -> Span | None:
