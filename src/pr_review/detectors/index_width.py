@@ -91,6 +91,14 @@ class _TritonWidth:
             return BOUNDED  # a boolean, a dtype/shape attribute or a tuple of them
         return BOUNDED
 
+    def _wide_choice(self, target: ast.AST) -> bool:
+        """A dtype the kernel binds to a 64-bit type under a switch (`index_type: tl.constexpr = tl.int64 if
+        UPCAST_INDICES else tl.int32`): the author built the 64-bit mode, the launcher picks it."""
+        if not isinstance(target, ast.Name):
+            return False
+        return any(_is_wide_dtype(n) for value in self.kernel.defs.get(target.id, ()) for n in ast.walk(value)
+                   if isinstance(n, (ast.Attribute, ast.Name)))
+
     def _name(self, name: str) -> int:
         if name in self.memo:
             return self.memo[name]
@@ -115,7 +123,7 @@ class _TritonWidth:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr in ("to", "cast", "astype"):
             target = call.args[0] if call.args else keyword(call, "dtype")
-            if target is not None and _is_wide_dtype(target):
+            if target is not None and (_is_wide_dtype(target) or self._wide_choice(target)):
                 return WIDE
             return self.kind(func.value)
         if tl_call(call, aliases, "cast"):
