@@ -259,8 +259,15 @@ def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str]) -> tuple
     suffix = f.path.rsplit(".", 1)[-1]
     directory = f.path.rsplit("/", 1)[0] if "/" in f.path else ""
     parent = directory.rsplit("/", 1)[0] if "/" in directory else directory
-    candidates = [p for p in review.source.files("base", (parent,) if parent else ()) if p.endswith("." + suffix)
-                  and p != f.path][:MAX_CANDIDATES]
+    # Candidates by a few distinctive lines (a copy holding most lines holds some of these), found with
+    # `git grep -F -l` rather than by reading every file of the directory.
+    probes = [t.strip() for t in lines if len(t.strip()) >= 30 and not TRIVIAL_LINE.match(t.strip())]
+    probes = [probes[len(probes) * k // 4] for k in (1, 2, 3)] if len(probes) >= 4 else probes
+    found: set[str] = set()
+    for probe in dict.fromkeys(probes):
+        found.update(p for p, _, _ in review.source.grep(probe, "base", (parent,) if parent else (),
+                                                             fixed=True, files_only=True))
+    candidates = sorted(p for p in found if p.endswith("." + suffix) and p != f.path)[:MAX_CANDIDATES]
     best: tuple[str, float] | None = None
     for path in candidates:
         theirs = set(_substantive(review.source.lines(path, "base")))
