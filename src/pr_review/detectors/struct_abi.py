@@ -24,9 +24,9 @@ def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
     """struct name → (first line, last line, [(field name, line)]) for structs with a body."""
     tree = cpp.parse_cached(text)
     out: dict[str, tuple[int, int, list[tuple[str, int]]]] = {}
-    for node in cpp.walk(tree.root_node):
-        if node.type not in STRUCT_TYPES:
-            continue
+    specifiers = sorted((n for kind in STRUCT_TYPES for n in cpp.nodes_of_type(tree, kind)),
+                        key=lambda n: (n.start_byte, -n.end_byte))  # the order of a walk: outer first
+    for node in specifiers:
         name = cpp.text_of(node.child_by_field_name("name"))
         body = node.child_by_field_name("body")
         if not name or body is None:

@@ -16,8 +16,14 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_cpp.language()))
 
 
+@lru_cache(maxsize=32)
 def parse(text: str) -> Tree:
-    """The syntax tree of PR content; `Unparsable` when tree-sitter fails or gives up (it returns None)."""
+    """The syntax tree of PR content; `Unparsable` when tree-sitter fails or gives up (it returns None).
+
+    Memoised on the text itself: each side of a file is parsed once per review however many
+    detectors, evidence collectors and triage read it (the cache holds a few dozen recent texts, so
+    memory stays bounded on a PR of hundreds of files). Trees are read-only by convention: nobody
+    calls `Tree.edit`."""
     try:
         tree = _parser().parse(text.encode("utf-8"))
     except (ValueError, MemoryError, RuntimeError) as exc:
@@ -43,22 +49,37 @@ def walk(node: Node) -> Iterator[Node]:
             return
 
 
+# Node types whole-tree questions ask for. The first such question walks the tree once and keeps
+# these (a few percent of a tree's nodes); later ones read the lists.
+INDEXED_TYPES = frozenset({"comment", "function_definition", "struct_specifier", "class_specifier",
+                           "string_literal", "call_expression", "assignment_expression"})
+
+
+@lru_cache(maxsize=32)
+def _by_type(tree: Tree) -> dict[str, list[Node]]:
+    out: dict[str, list[Node]] = {t: [] for t in INDEXED_TYPES}
+    for node in walk(tree.root_node):
+        kept = out.get(node.type)
+        if kept is not None:
+            kept.append(node)
+    return out
+
+
+def nodes_of_type(tree: Tree, kind: str) -> list[Node]:
+    """Every node of one of `INDEXED_TYPES`, in `walk` order (pre-order), from one walk per tree."""
+    return _by_type(tree)[kind]
+
+
 def comments(tree: Tree) -> list[tuple[int, int, str]]:
     """(first line, last line, text) of every comment, 1-based lines."""
-    out = []
-    for node in walk(tree.root_node):
-        if node.type == "comment":
-            text = node.text.decode("utf-8", "replace") if node.text else ""
-            out.append((node.start_point[0] + 1, node.end_point[0] + 1, text))
-    return out
+    return [(node.start_point[0] + 1, node.end_point[0] + 1, node.text.decode("utf-8", "replace") if node.text else "")
+            for node in nodes_of_type(tree, "comment")]
 
 
 def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
     """(first line, last line, name) of every function definition, 1-based."""
     spans = []
-    for node in walk(tree.root_node):
-        if node.type != "function_definition":
-            continue
+    for node in nodes_of_type(tree, "function_definition"):
         declarator = node.child_by_field_name("declarator")
         while declarator is not None and declarator.type not in ("identifier", "field_identifier",
                                                                    "qualified_identifier", "operator_name",
@@ -71,10 +92,8 @@ def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
 
 # --- helpers for detectors that read guards and literals --------------------------------------
 
-@lru_cache(maxsize=32)
 def parse_cached(text: str) -> Tree:
-    """`parse`, memoised on the text itself: each side of a file is parsed once per review even
-    when several detectors read it (the cache holds at most a few dozen recent texts)."""
+    """`parse`, which is memoised (kept for the detectors that name it)."""
     return parse(text)
 
 
