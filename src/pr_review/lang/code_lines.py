@@ -72,20 +72,32 @@ OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dict[int, str] | None:
-    """`_python`'s answer for the `wanted` lines, from the tree alone: outside a string literal `#`
-    always starts a comment, and docstrings are known from the tree. None when tokenizing must
-    decide (a wanted line in a docstring, or with a `#` inside a string's span), which is exact
-    because a `#` between two implicitly concatenated strings also lies inside such a span."""
+    """`_python`'s answer for the `wanted` lines, from the tree alone: docstrings are known from the
+    tree (their span blanked, as `_python` blanks their token), and outside a string literal `#`
+    always starts a comment. None when tokenizing must decide (a docstring that is not one literal,
+    or a `#` inside a string's span), which is exact because a `#` between two implicitly
+    concatenated strings also lies inside such a span."""
     if OTHER_BREAKS.search(text):
         return None
     index = index_of(tree)
+    lines = text.splitlines()
+    docs: dict[int, list[tuple[int, int | None]]] = {}  # row → (start, end) character columns to blank
     for kind in (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef):
         for node in index.of_type(kind):
             first = node.body[0] if node.body else None
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str) \
-                    and wanted.intersection(range(first.lineno, (first.end_lineno or first.lineno) + 1)):
+            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)):
+                continue
+            end = first.end_lineno or first.lineno
+            rows = wanted.intersection(range(first.lineno, end + 1))
+            if not rows:
+                continue
+            spans = _literal_span(lines, first)
+            if spans is None:
                 return None
-    lines = text.splitlines()
+            for row in rows:
+                lo, hi = spans
+                docs.setdefault(row, []).append((lo if row == first.lineno else 0, hi if row == end else None))
     hashed = {n for n in wanted if 0 < n <= len(lines) and "#" in lines[n - 1]}
     strings: dict[int, list[tuple[int, float]]] = {}  # row → byte spans of string literals (AST columns are bytes)
     if hashed:
@@ -102,19 +114,50 @@ def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dic
         if not 0 < n <= len(lines):
             continue
         line = lines[n - 1]
-        if n in hashed:
+        if n in docs:
+            line = _blank(line, docs[n])
+        if n in hashed and "#" in line:
+            cut = line.index("#")  # the first `#` outside a docstring
             try:
-                raw = line.encode("utf-8")
+                at = len(lines[n - 1][:cut].encode("utf-8"))
             except UnicodeEncodeError:
                 return None
-            cut = next(i for i, byte in enumerate(raw) if byte == 0x23)  # the first `#`
-            if any(lo <= cut < hi for lo, hi in strings.get(n, ())):
+            if any(lo <= at < hi for lo, hi in strings.get(n, ())):
                 return None
-            line = raw[:cut].decode("utf-8")
+            line = line[:cut]
         code = line.rstrip()
         if code.strip():
             out[n] = code
     return out
+
+
+STRING_PREFIX = re.compile(r"[rRuU]?")
+
+
+def _literal_span(lines: list[str], stmt: ast.Expr) -> tuple[int, int] | None:
+    """Character columns (start on the first line, end on the last) of a docstring that is a
+    single string literal, as the tokenizer's one STRING token spans it; None for anything else
+    (implicitly concatenated pieces, an escaped quote), which only tokenizing tells apart."""
+    node = stmt.value
+    first, last = node.lineno, node.end_lineno or node.lineno
+    if node.end_col_offset is None or last > len(lines) or (stmt.lineno, stmt.col_offset) != (first, node.col_offset):
+        return None  # (a parenthesised docstring: its token does not start the statement)
+    try:
+        head, tail = lines[first - 1].encode("utf-8"), lines[last - 1].encode("utf-8")
+        lo = len(head[:node.col_offset].decode("utf-8"))
+        hi = len(tail[:node.end_col_offset].decode("utf-8"))
+    except UnicodeError:
+        return None
+    if first == last:
+        literal = lines[first - 1][lo:hi]
+    else:
+        literal = "\n".join([lines[first - 1][lo:], *lines[first:last - 1], lines[last - 1][:hi]])
+    body = literal[STRING_PREFIX.match(literal).end():]  # type: ignore[union-attr]
+    quote = next((q for q in ('"""', "'''", '"', "'") if body.startswith(q)), None)
+    if quote is None or len(body) < 2 * len(quote) or not body.endswith(quote) \
+            or quote in body[len(quote):-len(quote)]:
+        return None
+    return lo, hi
 
 
 def _blank(line: str, spans: list[tuple[int, int | None]]) -> str:
@@ -127,9 +170,8 @@ def _blank(line: str, spans: list[tuple[int, int | None]]) -> str:
 
 def _cpp(text: str) -> dict[int, str]:
     data = bytearray(text.encode("utf-8"))
-    for node in cpp.walk(cpp.parse(text).root_node):
-        if node.type == "comment":
-            for i in range(node.start_byte, node.end_byte):
-                if data[i] not in (10, 13):
-                    data[i] = 32
+    for node in cpp.nodes_of_type(cpp.parse(text), "comment"):
+        for i in range(node.start_byte, node.end_byte):
+            if data[i] not in (10, 13):
+                data[i] = 32
     return {i: line.rstrip() for i, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1) if line.strip()}
