@@ -8,8 +8,6 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 
-import yaml
-
 from .rulesdata import load_untrusted_yaml
 
 CONFIG_PATH = ".github/pr-review.yml"
@@ -34,6 +32,8 @@ class RepoConfig:
 def parse_config(text: str | None, source_name: str, known_rules: set[str], profiles: set[str]) -> RepoConfig:
     if text is None:
         return RepoConfig()
+    import yaml  # here: most repositories have no config file, and a review without one reads no YAML
+
     messages: list[str] = []
     try:
         data = load_untrusted_yaml(text) or {}

@@ -1,14 +1,19 @@
 """Where the shipped rule data lives, and schema validation that names the file and field at fault."""
 from __future__ import annotations
 
+import atexit
+import hashlib
 import json
+import marshal
+import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from jsonschema import Draft202012Validator
 
 
@@ -39,8 +44,27 @@ def schema_errors(data: Any, schema: str, source: str) -> list[str]:
     return [f"{source}: {'.'.join(str(p) for p in e.absolute_path) or '<top level>'}: {e.message}" for e in errors]
 
 
-# libyaml's loader when PyYAML was built with it: the catalog is read on every review.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _yaml() -> ModuleType:
+    """PyYAML, imported when first needed: with the shipped data cached (`ShippedCache`) a review of
+    a repository without a config file reads no YAML, and the import costs it tens of milliseconds."""
+    import yaml
+
+    return yaml
+
+
+def _safe_loader() -> type:
+    # libyaml's loader when PyYAML was built with it
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def __getattr__(name: str) -> Any:
+    """`SAFE_LOADER` and `BoundsError` (a `yaml.YAMLError`) exist once PyYAML is imported."""
+    if name == "SAFE_LOADER":
+        return _safe_loader()
+    if name == "BoundsError":
+        return _bounds_error()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # Bounds for YAML a repository supplies. Its real files (workflows, config, rules) are a few KB with
 # a dozen levels; past these, loading or walking the data costs the runner gigabytes or minutes
@@ -51,13 +75,19 @@ MAX_YAML_DEPTH = 64
 MAX_YAML_EXPANSION = 2_000_000  # nodes plus scalar characters, every alias counted in full
 
 
-class BoundsError(yaml.YAMLError):
-    """YAML refused before it was loaded: too large, nested too deep, or aliases that expand too far."""
+@lru_cache(maxsize=1)
+def _bounds_error() -> type:
+    class BoundsError(_yaml().YAMLError):  # type: ignore[name-defined]
+        """YAML refused before it was loaded: too large, nested too deep, or aliases that expand too far."""
+
+    BoundsError.__module__, BoundsError.__qualname__ = __name__, "BoundsError"
+    return BoundsError
 
 
 def check_yaml_bounds(text: str) -> None:
     """Raise BoundsError unless `text` stays within the bounds above, read as a stream of parser
     events: nothing is composed or constructed, and the first event past a bound stops the read."""
+    yaml, BoundsError = _yaml(), _bounds_error()  # noqa: N806
     if len(text) > MAX_YAML_CHARS:
         raise BoundsError(f"larger than {MAX_YAML_CHARS:,} characters")
     expanded: dict[str, int] = {}  # anchor → size of its node with aliases expanded
@@ -77,7 +107,7 @@ def check_yaml_bounds(text: str) -> None:
         if size > MAX_YAML_EXPANSION:
             raise BoundsError(f"aliases expand it past {MAX_YAML_EXPANSION:,} nodes and characters")
 
-    for event in yaml.parse(text, Loader=SAFE_LOADER):
+    for event in yaml.parse(text, Loader=_safe_loader()):
         if isinstance(event, yaml.ScalarEvent):
             close(1 + len(event.value), event.anchor)
         elif isinstance(event, yaml.AliasEvent):
@@ -97,7 +127,7 @@ def load_untrusted_yaml(text: str) -> Any:
     """YAML from the reviewed repository (its config, rule directories, workflows), loaded only
     within the bounds above. Raises yaml.YAMLError: BoundsError for a bound, the parser's own else."""
     check_yaml_bounds(text)
-    return yaml.load(text, Loader=SAFE_LOADER)
+    return _yaml().load(text, Loader=_safe_loader())
 
 
 @lru_cache(maxsize=1)
@@ -107,14 +137,71 @@ def _shipped_root() -> Path:
 
 def load_yaml(path: Path) -> Any:
     """A rule, family or profile file: the shipped ones with the fast loader (checking their bounds
-    would cost every review tens of milliseconds), any other (a repository's rules) bounded."""
+    would cost every review tens of milliseconds) through `ShippedCache`, any other (a repository's
+    rules) bounded."""
     try:
-        text = path.read_text(encoding="utf-8")
-        if path.resolve().is_relative_to(_shipped_root()):
-            return yaml.load(text, Loader=SAFE_LOADER)
-        return load_untrusted_yaml(text)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        resolved = path.resolve()
+        if resolved.is_relative_to(_shipped_root()):
+            return _shipped_cache().load(resolved)
+        return load_untrusted_yaml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, _yaml().YAMLError) as exc:
         raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
+
+
+class ShippedCache:
+    """The shipped YAML files, loaded once and kept as `marshal` bytes in one file under the user's
+    cache directory, the way Python keeps byte code: constructing ~90 files' objects from YAML costs
+    a review more than everything else it does on a small PR. An entry is used only while its
+    file's size and modification time are unchanged; each load unmarshals fresh objects, so no
+    caller sees another's changes. A cache that cannot be read or written is simply not used."""
+
+    def __init__(self, file: Path | None) -> None:
+        self.file = file
+        self.entries: dict[str, tuple[int, int, bytes]] = {}
+        self.dirty = False
+        if file is not None:
+            try:
+                loaded = marshal.loads(file.read_bytes())
+                if isinstance(loaded, dict):
+                    self.entries = loaded
+            except (OSError, EOFError, ValueError, TypeError):
+                pass
+
+    def load(self, path: Path) -> Any:
+        """The data of the YAML file at `path` (an absolute, resolved path)."""
+        stat = path.stat()
+        key = str(path)
+        entry = self.entries.get(key)
+        if entry is not None and entry[:2] == (stat.st_mtime_ns, stat.st_size):
+            return marshal.loads(entry[2])
+        data = _yaml().load(path.read_text(encoding="utf-8"), Loader=_safe_loader())
+        try:
+            self.entries[key] = (stat.st_mtime_ns, stat.st_size, marshal.dumps(data))
+        except ValueError:  # a type marshal does not keep (a YAML date): read this file every time
+            return data
+        if self.file is not None and not self.dirty:
+            self.dirty = True
+            atexit.register(self.save)
+        return data
+
+    def save(self) -> None:
+        assert self.file is not None
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            scratch = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
+            scratch.write_bytes(marshal.dumps(self.entries))
+            os.replace(scratch, self.file)  # whole or not at all, whichever process writes last
+        except OSError:
+            pass
+
+
+@lru_cache(maxsize=1)
+def _shipped_cache() -> ShippedCache:
+    if os.environ.get("PR_REVIEW_NO_CACHE"):
+        return ShippedCache(None)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tag = hashlib.sha256(f"{_shipped_root()}|{sys.version_info[:2]}".encode()).hexdigest()[:16]
+    return ShippedCache(Path(base, "pr-review", f"shipped-{tag}.marshal"))
 
 
 def load_validated(path: Path, schema: str, validate: bool = True) -> Any:

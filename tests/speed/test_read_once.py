@@ -1,0 +1,155 @@
+"""What a review reads once and then reuses answers exactly what reading it again would: the
+shipped YAML through its cache, C++ trees and their node lists, source segments, grep answers."""
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pr_review.git import CatFile, Repo
+from pr_review.lang import cpp
+from pr_review.lang.python import qualified_functions
+from pr_review.rulesdata import ShippedCache
+from pr_review.source import Source
+
+
+# --------------------------------------------------------------------------- the shipped YAML cache
+
+def test_the_cache_returns_what_yaml_does_and_fresh_objects_each_time(tmp_path: Path):
+    rule = tmp_path / "rule.yml"
+    rule.write_text("id: r\nlist: [1, 2.5, true, null]\nmap: {a: b}\n", encoding="utf-8")
+    first = ShippedCache(tmp_path / "cache.marshal")
+    data = first.load(rule)
+    assert data == {"id": "r", "list": [1, 2.5, True, None], "map": {"a": "b"}}
+    first.save()
+    second = ShippedCache(tmp_path / "cache.marshal")
+    assert str(rule) in second.entries
+    again = second.load(rule)
+    assert again == data and again is not second.load(rule)  # nobody sees another caller's changes
+
+
+def test_an_edited_file_is_read_again(tmp_path: Path):
+    rule = tmp_path / "rule.yml"
+    rule.write_text("id: old\n", encoding="utf-8")
+    cache = ShippedCache(tmp_path / "cache.marshal")
+    assert cache.load(rule) == {"id": "old"}
+    rule.write_text("id: newer\n", encoding="utf-8")
+    assert cache.load(rule) == {"id": "newer"}
+
+
+def test_a_value_marshal_cannot_keep_is_read_every_time(tmp_path: Path):
+    rule = tmp_path / "rule.yml"
+    rule.write_text("when: 2024-01-02\n", encoding="utf-8")  # a YAML date
+    cache = ShippedCache(tmp_path / "cache.marshal")
+    assert str(cache.load(rule)["when"]) == "2024-01-02"
+    assert str(rule) not in cache.entries
+
+
+def test_a_broken_cache_file_is_ignored(tmp_path: Path):
+    (tmp_path / "cache.marshal").write_bytes(b"not marshal data")
+    rule = tmp_path / "rule.yml"
+    rule.write_text("id: r\n", encoding="utf-8")
+    assert ShippedCache(tmp_path / "cache.marshal").load(rule) == {"id": "r"}
+
+
+def test_a_review_with_a_warm_cache_and_no_config_imports_no_yaml(tmp_path: Path):
+    from conftest import make_repo
+
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    script = textwrap.dedent(f"""
+        import sys
+        from pr_review.cli import main
+        try:
+            main(["review", "--repo", {str(repo)!r}, "--base", "main", "--head", "pr", "--format", "json",
+                  "--output", {str(tmp_path / "report.json")!r}])
+        except SystemExit:
+            pass
+        print("yaml" in sys.modules)
+    """)
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env).stdout
+            for _ in range(2)]
+    assert [r.strip() for r in runs] == ["True", "False"]  # the first review fills the cache
+
+
+# --------------------------------------------------------------------------- C++: parse once, walk once
+
+CPP = textwrap.dedent("""
+    // a comment
+    struct Outer { int a; struct Inner { float b; } inner; };
+    class Plain { int c; };
+    __global__ void k(int* p) { /* block */ atomicAdd(p, 1); p[0] = 2; }
+    int f() { return g("gfx942"); }
+""")
+
+
+def test_a_text_is_parsed_once():
+    assert cpp.parse(CPP) is cpp.parse(CPP) is cpp.parse_cached(CPP)
+
+
+@pytest.mark.parametrize("kind", sorted(cpp.INDEXED_TYPES))
+def test_nodes_of_a_type_are_those_a_walk_meets_in_its_order(kind):
+    tree = cpp.parse(CPP)
+    walked = [(n.start_byte, n.end_byte) for n in cpp.walk(tree.root_node) if n.type == kind]
+    assert walked and [(n.start_byte, n.end_byte) for n in cpp.nodes_of_type(tree, kind)] == walked
+
+
+# --------------------------------------------------------------------------- Python
+
+def test_qualified_functions_keeps_the_first_definition_in_source_order():
+    tree = ast.parse(textwrap.dedent("""
+        if X:
+            def f(): pass
+        else:
+            def f(): return 1
+        class A:
+            def m(self):
+                def inner(): pass
+                g = lambda: 0
+            @property
+            def p(self): pass
+        async def h():
+            def f(): pass
+    """))
+    table = qualified_functions(tree)
+    assert list(table) == ["f", "A.m", "A.m.inner", "A.p", "h", "h.f"]
+    assert table["f"].body[0].__class__ is ast.Pass
+
+
+# --------------------------------------------------------------------------- Source: segments and greps
+
+@pytest.fixture
+def source(tmp_path: Path) -> Source:
+    from conftest import make_repo
+
+    text = "x = 1\r\ny = (1,\r 2)\rz = 'é' \\\n  + 'ü'\nclass A:\n    def f(self):\n        return helper(1)\n"
+    repo_dir = make_repo(tmp_path / "repo", {"m.py": text, "n.py": "helper (2)\nother(3)\n"},
+                         {"m.py": text, "n.py": "helper (2)\nother(3)\n# helper\n"})
+    repo = Repo.open(repo_dir)
+    head, base = repo.resolve("pr"), repo.resolve("main")
+    return Source(repo, CatFile(repo, 1_000_000), base, head)
+
+
+def test_segment_is_ast_get_source_segment(source: Source):
+    text = source.text("m.py")
+    for node in ast.walk(ast.parse(text)):
+        assert source.segment(node, "m.py") == ast.get_source_segment(text, node)
+
+
+def test_a_grep_asked_again_is_answered_from_the_first_answer(source: Source, monkeypatch):
+    first = source.grep(r"\bhelper\s*\(", "head")
+    monkeypatch.setattr(source.repo, "grep", lambda *a, **k: pytest.fail("searched the tree again"))
+    assert source.grep(r"\bhelper\s*\(", "head") == first
+    assert [(p, n) for p, n, _ in first] == [("m.py", 6), ("n.py", 1)]  # git counts only \n as a line end
+
+
+def test_a_prefetched_grep_answers_each_pattern_as_its_own_search_would(source: Source):
+    patterns = [r"\bhelper\s*\(", r"\bother\s*\(", r"\bnowhere\s*\("]
+    alone = {p: source.repo.grep(p, source.head) for p in patterns}
+    source.prefetch_grep(patterns, "head")
+    assert {p: source.grep(p, "head") for p in patterns} == alone
