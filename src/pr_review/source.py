@@ -6,6 +6,7 @@ and parsed at most once per side, and whatever cannot be read is recorded as not
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -17,6 +18,8 @@ from .model import NotChecked
 
 Side = Literal["head", "base"]
 
+PARSER_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
 
 @dataclass
 class Source:
@@ -27,6 +30,8 @@ class Source:
     not_checked: list[NotChecked] = field(default_factory=list)
     _trees: dict[tuple[Side, str], ast.Module | None] = field(default_factory=dict)
     _seen_unreadable: set[tuple[Side, str]] = field(default_factory=set)
+    _greps: dict[tuple, list[tuple[str, int, str]]] = field(default_factory=dict)
+    _source_lines: dict[tuple[Side, str], list[str]] = field(default_factory=dict)
 
     def rev(self, side: Side) -> str:
         return self.head if side == "head" else self.base
@@ -57,12 +62,48 @@ class Source:
             self._trees[key] = tree
         return self._trees[key]
 
+    def segment(self, node: ast.AST, path: str, side: Side = "head") -> str | None:
+        """`ast.get_source_segment` of the file's text, which splits the whole text into lines on
+        every call (a Python loop over each character): here each file is split once per review."""
+        end_lineno, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_col is None or not hasattr(node, "lineno") or not hasattr(node, "col_offset"):
+            return None
+        key = (side, path)
+        if key not in self._source_lines:
+            # the parser's line ends (\r\n, \r, \n, and no others), each kept on its line
+            self._source_lines[key] = PARSER_LINES.findall(self.text(path, side) or "")
+        lines = self._source_lines[key]
+        first, last = node.lineno - 1, end_lineno - 1  # type: ignore[attr-defined]
+        if first == last:
+            return lines[first].encode()[node.col_offset:end_col].decode()  # type: ignore[attr-defined]
+        return "".join([lines[first].encode()[node.col_offset:].decode(),  # type: ignore[attr-defined]
+                        *lines[first + 1:last], lines[last].encode()[:end_col].decode()])
+
     def exists(self, path: str, side: Side = "head") -> bool:
         """Whether a file or directory is at `path`, asked of the long-lived cat-file process."""
         return self.catfile.read(self.rev(side), path).reason != MISSING
 
     def grep(self, pattern: str, side: Side = "head", pathspecs: tuple[str, ...] = (), **kw) -> list[tuple[str, int, str]]:
-        return self.repo.grep(pattern, self.rev(side), pathspecs, **kw)
+        """`git grep` over one side's tree. Each search of a tree costs git a read of every blob in
+        it, so the same question asked again in this review (another detector, another parameter
+        of the same name) is answered from the first answer."""
+        key = (pattern, side, tuple(pathspecs), tuple(sorted(kw.items())))
+        if key not in self._greps:
+            self._greps[key] = self.repo.grep(pattern, self.rev(side), pathspecs, **kw)
+        return list(self._greps[key])
+
+    def prefetch_grep(self, patterns: list[str], side: Side = "head", pathspecs: tuple[str, ...] = ()) -> None:
+        """Answer several line searches (`grep(p, side, pathspecs)` for each p) with one search of the
+        tree for any of them, each then keeping the lines its own pattern matches. A pattern must mean
+        the same to git's extended regex in the C locale and to Python's `re` with ASCII classes:
+        escaped names, `\\b`, `\\s`, escaped punctuation."""
+        wanted = [p for p in dict.fromkeys(patterns) if (p, side, tuple(pathspecs), ()) not in self._greps]
+        if len(wanted) < 2:
+            return  # one search either way
+        hits = self.repo.grep("|".join(f"({p})" for p in wanted), self.rev(side), pathspecs)
+        for pattern in wanted:
+            own = re.compile(pattern, re.ASCII)
+            self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if own.search(h[2])]
 
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
         return self.repo.ls_tree(self.rev(side), pathspecs)

@@ -792,7 +792,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                 continue  # a hook whose signature a base class or framework interface dictates
             defaults = _defaults(func)
             discarded = {a.arg for a in _discarded(review, tree, sig)}
-            source = ast.get_source_segment(review.source.text(f.path) or "", func) or ""
+            source = review.source.segment(func, f.path) or ""
             new = []
             for arg in _params(func):
                 if arg.arg in base_params or arg.arg not in defaults or arg.arg in discarded or arg.arg.startswith("_"):

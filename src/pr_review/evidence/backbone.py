@@ -207,6 +207,8 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
     named = ", ".join(f"`{s}`" for s in symbols[:6]) or f"module-level code of {f.path}"
     callers: list[str] = []
     if tier == 1:
+        # one search of the tree for every symbol's call sites; callers_of then reads its own share
+        review.source.prefetch_grep([rf"\b{re.escape(s)}\s*\(" for s in symbols[:4]], "head")
         for symbol in symbols[:4]:
             callers += callers_of(review, f.path, symbol, MAX_CALLERS - len(callers))
     extra = _special(review, f, symbols)
