@@ -139,19 +139,28 @@ def qualified_functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncF
     if cached is not None:
         return cached
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, FUNCTION_TYPES):
-                name = f"{prefix}{child.name}"
-                out.setdefault(name, child)
-                visit(child, name + ".")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif not isinstance(child, ast.Lambda):
-                visit(child, prefix)
-
-    visit(tree, "")
+    # Depth first, children in `ast.iter_child_nodes` order (so the first of two same-named defs
+    # wins), iterative and reading fields directly: a recursive walk through `iter_child_nodes`
+    # cost more than the detectors that ask for the table. Entries: (node, prefix, its own name).
+    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]
+    while stack:
+        node, prefix, name = stack.pop()
+        if name is not None:
+            out.setdefault(name, node)  # type: ignore[arg-type]
+        children: list[tuple[ast.AST, str, str | None]] = []
+        for field in node._fields:
+            value = getattr(node, field, None)
+            for child in value if isinstance(value, list) else (value,):
+                if not isinstance(child, ast.AST):
+                    continue
+                if isinstance(child, FUNCTION_TYPES):
+                    qualified = f"{prefix}{child.name}"
+                    children.append((child, qualified + ".", qualified))
+                elif isinstance(child, ast.ClassDef):
+                    children.append((child, f"{prefix}{child.name}.", None))
+                elif not isinstance(child, ast.Lambda):
+                    children.append((child, prefix, None))
+        stack.extend(reversed(children))
     _QUALIFIED[tree] = out
     return out
 

@@ -17,7 +17,8 @@ JIT_DECORATORS = {"jit", "autotune", "heuristics"}
 def language_aliases(tree: ast.Module) -> set[str]:
     """Local names bound to `triton.language` (normally `tl`) or Gluon's language (`gl`)."""
     out = {"tl"}
-    for node in index_of(tree).nodes:
+    index = index_of(tree)
+    for node in index.of_type(ast.Import) + index.of_type(ast.ImportFrom):  # type: ignore[operator]
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name in TRITON_LANGUAGE and alias.asname:
@@ -41,7 +42,7 @@ def is_kernel(func: ast.AST) -> bool:
 
 
 def kernels(tree: ast.Module) -> list[ast.FunctionDef]:
-    return [n for n in index_of(tree).nodes if is_kernel(n)]  # type: ignore[misc]
+    return [n for n in index_of(tree).of_type((ast.FunctionDef, ast.AsyncFunctionDef)) if is_kernel(n)]  # type: ignore[arg-type]
 
 
 def constexpr_params(func: ast.FunctionDef) -> set[str]:
