@@ -100,10 +100,13 @@ class Source:
         wanted = [p for p in dict.fromkeys(patterns) if (p, side, tuple(pathspecs), ()) not in self._greps]
         if len(wanted) < 2:
             return  # one search either way
+        try:
+            own = [re.compile(p, re.ASCII) for p in wanted]
+        except re.error:
+            return  # not a pattern Python reads as git does: each is searched on its own
         hits = self.repo.grep("|".join(f"({p})" for p in wanted), self.rev(side), pathspecs)
-        for pattern in wanted:
-            own = re.compile(pattern, re.ASCII)
-            self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if own.search(h[2])]
+        for pattern, regex in zip(wanted, own):
+            self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if regex.search(h[2])]
 
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
         return self.repo.ls_tree(self.rev(side), pathspecs)

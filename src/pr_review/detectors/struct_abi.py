@@ -70,9 +70,12 @@ def _touched(span: tuple[int, int], lines: set[int]) -> bool:
     return any(span[0] <= n <= span[1] for n in lines)
 
 
+def _pin_pattern(name: str) -> str:
+    return rf"offsetof\s*\(\s*(\w+::)*{name}\s*,|sizeof\s*\(\s*(\w+::)*{name}\s*\)"
+
+
 def _pins(review: ReviewInput, name: str) -> list[tuple[str, int, str]]:
-    pattern = rf"offsetof\s*\(\s*(\w+::)*{name}\s*,|sizeof\s*\(\s*(\w+::)*{name}\s*\)"
-    return [h for h in review.source.grep(pattern, "base") if "static_assert" in h[2] or "offsetof" in h[2]]
+    return [h for h in review.source.grep(_pin_pattern(name), "base") if "static_assert" in h[2] or "offsetof" in h[2]]
 
 
 def _assertions_changed(review: ReviewInput, name: str) -> bool:
@@ -96,18 +99,23 @@ def _shift(base_fields: list[str], head_fields: list[str]) -> str | None:
     return "reorders its fields"
 
 
-def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str, str, int]]:
+def _touched_structs(review: ReviewInput, f: ChangedFile) -> set[str]:
+    """The names of the structs the diff touches, found by descending only into subtrees that hold a
+    changed line (cheap: both sides are read whole only for those the tree pins)."""
     head_text = review.source.text(f.path)
     base_text = review.base_text(f)
     if head_text is None or base_text is None or not re.search(r"\b(struct|class)\b", head_text):
-        return
-    added, removed = f.added_lines, {n for n, _ in f.removed}
-    # Cheap first: the names of the structs the diff touches, found by descending only into subtrees that
-    # hold a changed line; both sides are read whole only for those the tree pins.
-    touched = _touched_names(head_text, added) | _touched_names(base_text, removed)
-    touched = {n for n in touched if _pins(review, n)}
+        return set()
+    return _touched_names(head_text, f.added_lines) | _touched_names(base_text, {n for n, _ in f.removed})
+
+
+def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str, str, int]]:
+    touched = {n for n in _touched_structs(review, f) if _pins(review, n)}
     if not touched:
         return
+    head_text, base_text = review.source.text(f.path), review.base_text(f)
+    assert head_text is not None and base_text is not None
+    added, removed = f.added_lines, {n for n, _ in f.removed}
     head, base = _structs(head_text), _structs(base_text)
     for name, (start, end, fields) in head.items():
         if name not in touched or name not in base or not (_touched((start, end), added) or _touched(base[name][:2], removed)):
@@ -121,9 +129,10 @@ def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str,
 
 @detector("pinned-struct-abi-shift")
 def pinned_struct_abi_shift(review: ReviewInput) -> Iterable[Finding]:
-    for f in review.changed("cpp"):
-        if f.is_new:
-            continue
+    files = [f for f in review.changed("cpp") if not f.is_new]
+    # the pins of every touched struct of every file, in one read of the base tree
+    review.source.prefetch_grep([_pin_pattern(n) for f in files for n in sorted(_touched_structs(review, f))], "base")
+    for f in files:
         for name, how, line in _shifted_structs(review, f):
             if _assertions_changed(review, name):
                 continue  # the PR moved the pins with the fields: the right shape
