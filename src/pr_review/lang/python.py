@@ -138,29 +138,25 @@ def qualified_functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncF
     cached = _QUALIFIED.get(tree)
     if cached is not None:
         return cached
+    from .index import index_of  # here: the index builds on this module's helpers
+
+    # A def can only sit in a statement body, so depth-first order (the first of two same-named
+    # defs wins) is source order; each def's prefix is the chain of defs and classes around it,
+    # read from the index's parent map instead of a walk of the whole tree.
+    index = index_of(tree)
+    parents = index.parents
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
-    # Depth first, children in `ast.iter_child_nodes` order (so the first of two same-named defs
-    # wins), iterative and reading fields directly: a recursive walk through `iter_child_nodes`
-    # cost more than the detectors that ask for the table. Entries: (node, prefix, its own name).
-    stack: list[tuple[ast.AST, str, str | None]] = [(tree, "", None)]
-    while stack:
-        node, prefix, name = stack.pop()
-        if name is not None:
-            out.setdefault(name, node)  # type: ignore[arg-type]
-        children: list[tuple[ast.AST, str, str | None]] = []
-        for field in node._fields:
-            value = getattr(node, field, None)
-            for child in value if isinstance(value, list) else (value,):
-                if not isinstance(child, ast.AST):
-                    continue
-                if isinstance(child, FUNCTION_TYPES):
-                    qualified = f"{prefix}{child.name}"
-                    children.append((child, qualified + ".", qualified))
-                elif isinstance(child, ast.ClassDef):
-                    children.append((child, f"{prefix}{child.name}.", None))
-                elif not isinstance(child, ast.Lambda):
-                    children.append((child, prefix, None))
-        stack.extend(reversed(children))
+    defs = sorted(index.of_type(FUNCTION_TYPES), key=lambda d: (d.lineno, d.col_offset))  # type: ignore[arg-type]
+    for func in defs:
+        if func is tree:
+            continue  # the table is of the defs inside `tree`
+        names = [func.name]
+        node = parents.get(func)
+        while node is not None and node is not tree:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.append(node.name)
+            node = parents.get(node)
+        out.setdefault(".".join(reversed(names)), func)
     _QUALIFIED[tree] = out
     return out
 
