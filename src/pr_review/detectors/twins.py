@@ -250,24 +250,42 @@ def _substantive(lines: list[str]) -> list[str]:
     return [s for s in (_squash(t) for t in lines) if len(s) >= 12 and not TRIVIAL_LINE.match(s)]
 
 
-def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str]) -> tuple[str, float] | None:
+ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
+
+
+def _probes(lines: list[str]) -> list[str]:
+    """Two distinctive lines of a file (at a third and two thirds of its long lines): a copy holding most
+    of the file's lines holds at least one of them."""
+    long = [t.strip() for t in lines if len(t.strip()) >= 30 and not TRIVIAL_LINE.match(t.strip())]
+    return list(dict.fromkeys(long[len(long) * k // 3] for k in (1, 2))) if len(long) >= 3 else long
+
+
+def _parent(path: str) -> str:
+    directory = path.rsplit("/", 1)[0] if "/" in path else ""
+    return directory.rsplit("/", 1)[0] if "/" in directory else directory
+
+
+def _candidates(review: ReviewInput, new: list[tuple[ChangedFile, list[str]]]) -> set[str]:
+    """Base files (in the new files' parent directories) holding a probe line of one of them: one
+    `git grep -l` for the whole PR rather than reading every file of each directory."""
+    probes = [p for _, lines in new for p in _probes(lines)]
+    if not probes:
+        return set()
+    parents = tuple(sorted({_parent(f.path) for f, _ in new}))
+    pattern = "|".join(ERE_SPECIAL.sub(r"\\\1", p) for p in dict.fromkeys(probes))
+    return {p for p, _, _ in review.source.grep(pattern, "base", () if "" in parents else parents, files_only=True)}
+
+
+def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str], found: set[str]) -> tuple[str, float] | None:
     """The existing file (same extension, same or parent directory) holding most of the new file's
     substantive lines, with the share it holds."""
     mine = _substantive(lines)
     if len(mine) < MIN_TWIN_LINES:
         return None
     suffix = f.path.rsplit(".", 1)[-1]
-    directory = f.path.rsplit("/", 1)[0] if "/" in f.path else ""
-    parent = directory.rsplit("/", 1)[0] if "/" in directory else directory
-    # Candidates by a few distinctive lines (a copy holding most lines holds some of these), found with
-    # `git grep -F -l` rather than by reading every file of the directory.
-    probes = [t.strip() for t in lines if len(t.strip()) >= 30 and not TRIVIAL_LINE.match(t.strip())]
-    probes = [probes[len(probes) * k // 4] for k in (1, 2, 3)] if len(probes) >= 4 else probes
-    found: set[str] = set()
-    for probe in dict.fromkeys(probes):
-        found.update(p for p, _, _ in review.source.grep(probe, "base", (parent,) if parent else (),
-                                                             fixed=True, files_only=True))
-    candidates = sorted(p for p in found if p.endswith("." + suffix) and p != f.path)[:MAX_CANDIDATES]
+    parent = _parent(f.path)
+    candidates = sorted(p for p in found if p.endswith("." + suffix) and p != f.path
+                        and (not parent or p.startswith(parent + "/")))[:MAX_CANDIDATES]
     best: tuple[str, float] | None = None
     for path in candidates:
         theirs = set(_substantive(review.source.lines(path, "base")))
@@ -320,11 +338,13 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
 
 @detector("twin-divergence")
 def twin_divergence(review: ReviewInput) -> Iterable[Finding]:
-    for f in review.changed("python", "cpp", include_tests=False):
-        if not f.is_new:
-            continue
-        lines = review.source.lines(f.path)
-        found = _copy_source(review, f, lines)
+    new = [(f, review.source.lines(f.path)) for f in review.changed("python", "cpp", include_tests=False) if f.is_new]
+    new = [(f, lines) for f, lines in new if len(_substantive(lines)) >= MIN_TWIN_LINES]
+    if not new:
+        return
+    candidates = _candidates(review, new)
+    for f, lines in new:
+        found = _copy_source(review, f, lines, candidates)
         if found is None:
             continue
         source_path, share = found
