@@ -20,6 +20,7 @@ from .base import ReviewInput
 from .testing import _pr_adds_collectable, _pytest_prefixes
 
 CPP_KERNEL = re.compile(r"\b__global__\b")
+MOVED_SHARE = 0.5  # a new kernel file at least half made of lines the PR removes elsewhere was moved
 FLYDSL_IMPORT = re.compile(r"^\s*(from|import)\s+flydsl\b", re.MULTILINE)
 
 
@@ -80,6 +81,7 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
         return  # a collectable test arrives with the kernels
     retired = {(g.old_path or g.path).rsplit("/", 1)[0] for g in review.files
                if g.status in ("deleted", "renamed") and _held_kernels(review, g)}
+    moved_out = {re.sub(r"\s+", "", t) for g in review.files for _, t in g.removed if len(t.strip()) >= 12}
     # the whole of each test file the PR touches: a test extended with a new case (`"gluon"` in a
     # parametrize list) calls the op on lines the PR did not change
     test_text = "\n".join(review.source.text(f.path) or "" for f in review.files
@@ -87,6 +89,9 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
     for f, names in new_kernels:
         if f.path.rsplit("/", 1)[0] in retired:
             continue  # the PR splits or replaces a kernel file it deletes beside it: a reorganisation, not a new op
+        mine = [re.sub(r"\s+", "", t) for _, t in f.added if len(t.strip()) >= 12]
+        if mine and sum(1 for t in mine if t in moved_out) >= MOVED_SHARE * len(mine):
+            continue  # most of the file is code the PR removes elsewhere: moved into its own file, not a new op
         callers = set(names) | {f.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]}
         for g in _importers(review, f):  # the kernel file, and the PR's modules that reach it by import
             callers |= _public_names(review, g)
