@@ -153,3 +153,15 @@ def test_a_prefetched_grep_answers_each_pattern_as_its_own_search_would(source: 
     alone = {p: source.repo.grep(p, source.head) for p in patterns}
     source.prefetch_grep(patterns, "head")
     assert {p: source.grep(p, "head") for p in patterns} == alone
+
+
+def test_a_family_regex_is_checked_when_the_families_are_validated(tmp_path: Path):
+    from pr_review.catalog import load_families
+    from pr_review.rulesdata import DataError
+
+    families = tmp_path / "families.yml"
+    families.write_text("families:\n  - id: broken\n    description: a bad pattern\n    when: {path: '(unclosed'}\n",
+                        encoding="utf-8")
+    assert load_families(families, validate=False)["broken"].when == {"path": "(unclosed"}
+    with pytest.raises(DataError, match="bad regex"):
+        load_families(families, validate=True)
