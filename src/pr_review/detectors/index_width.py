@@ -198,6 +198,27 @@ def _narrow_products(kernel: Kernel, width: _TritonWidth, root: ast.expr) -> Ite
         todo.extend(ast.iter_child_nodes(node))
 
 
+def _row_number(kernel: Kernel, width: _TritonWidth, root: ast.expr, product: ast.BinOp) -> bool:
+    """Whether another multiplication on the way to the address takes `product` (through locals) as one
+    operand and a runtime stride as the other (`src_row = phys * block_size` then `src_row * row_stride`):
+    `product` counts rows, and the offset, where a wrap happens first, is the outer product."""
+    seen: set[str] = set()
+    todo: list[ast.AST] = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Call) and (_loads(node) or _helper(node)):
+            continue
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and node is not product:
+            for mine, other in ((node.left, node.right), (node.right, node.left)):
+                if width.kind(other) != BOUNDED and kernel.reaches(mine, lambda n: n is product, stop=_opaque_helper):
+                    return True
+        if isinstance(node, ast.Name) and node.id not in seen:
+            seen.add(node.id)
+            todo.extend(kernel.defs.get(node.id, ()))
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
 def _helper(call: ast.Call) -> bool:
     """A call of a jitted helper by its bare name (`remap_xcd(pid, total_tiles, ...)`, `pid_grid(...)`): its
     result is not its arguments' sum, so a product among the arguments (a tile count, a bound) does not
@@ -397,6 +418,8 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
                 if not any(_mentions_any(kernel, o, strides) for o in operands) and any(
                         not loaded[i] and _plain_name(o) in counts for i, o in enumerate(operands)):
                     continue  # a loaded id times a launched count (a block size): a slot number, not an offset
+                if _row_number(kernel, width, root, product):
+                    continue  # the product is a row number that a later product scales: that one is the offset
                 found.setdefault(product.lineno, Product(
                     product.lineno, _short(ast.unparse(product)),
                     (_short(ast.unparse(product.left), 40), _short(ast.unparse(product.right), 40))))
