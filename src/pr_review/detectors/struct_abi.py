@@ -110,7 +110,7 @@ def _touched_structs(review: ReviewInput, f: ChangedFile) -> set[str]:
 
 
 def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str, str, int]]:
-    touched = {n for n in _touched_structs(review, f) if _pins(review, n)}
+    touched = _touched_structs(review, f)
     if not touched:
         return
     head_text, base_text = review.source.text(f.path), review.base_text(f)
@@ -130,10 +130,15 @@ def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str,
 @detector("pinned-struct-abi-shift")
 def pinned_struct_abi_shift(review: ReviewInput) -> Iterable[Finding]:
     files = [f for f in review.changed("cpp") if not f.is_new]
-    # the pins of every touched struct of every file, in one read of the base tree
-    review.source.prefetch_grep([_pin_pattern(n) for f in files for n in sorted(_touched_structs(review, f))], "base")
+    # Layouts first (both sides come from the shared parse), pins only for the structs whose layout moved:
+    # the tree-wide search runs for the rare PR that shifts a struct, not for every touched one.
+    shifted = {f.path: list(_shifted_structs(review, f)) for f in files}
+    names = sorted({name for found in shifted.values() for name, _, _ in found})
+    if not names:
+        return
+    review.source.prefetch_grep([_pin_pattern(n) for n in names], "base")  # one read of the base tree
     for f in files:
-        for name, how, line in _shifted_structs(review, f):
+        for name, how, line in shifted[f.path]:
             if _assertions_changed(review, name):
                 continue  # the PR moved the pins with the fields: the right shape
             pins = _pins(review, name)
