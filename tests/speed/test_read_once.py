@@ -165,3 +165,12 @@ def test_a_family_regex_is_checked_when_the_families_are_validated(tmp_path: Pat
     assert load_families(families, validate=False)["broken"].when == {"path": "(unclosed"}
     with pytest.raises(DataError, match="bad regex"):
         load_families(families, validate=True)
+
+
+@pytest.mark.parametrize("kind", [ast.Call, ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.stmt, ast.expr,
+                                  (ast.FunctionDef, ast.AsyncFunctionDef), ast.Num, ast.Str, ast.operator, ast.Load])
+def test_nodes_of_a_type_come_from_one_pass_and_match_isinstance_in_walk_order(kind):
+    from pr_review.lang.index import PythonIndex
+
+    tree = ast.parse("async def f(a=1, b='s'):\n    x = [a + 2 for a in b]\n    return g(x, 3.0) - 1\nclass C: pass\n")
+    assert PythonIndex(tree).of_type(kind) == [n for n in ast.walk(tree) if isinstance(n, kind)]

@@ -64,8 +64,26 @@ class PythonIndex:
     def of_type(self, kind: type[Node]) -> list[Node]:
         """The nodes of one type (subclasses included), in `ast.walk` order."""
         if kind not in self._by_type:
-            self._by_type[kind] = [n for n in self.nodes if isinstance(n, kind)]
+            exact = self._by_exact_type
+            # a plain node class (not ast.Num & co., whose isinstance is custom) with no subclass in
+            # the tree: its own bucket; an abstract type (ast.stmt) or a tuple: the buckets interleave
+            if type(kind) is type and not any(t is not kind and issubclass(t, kind) for t in exact):
+                self._by_type[kind] = exact.get(kind, [])
+            else:
+                self._by_type[kind] = [n for n in self.nodes if isinstance(n, kind)]
         return self._by_type[kind]  # type: ignore[return-value]
+
+    @cached_property
+    def _by_exact_type(self) -> dict[type, list[ast.AST]]:
+        # one pass over the node list for every concrete type, instead of one per type asked for
+        out: dict[type, list[ast.AST]] = {}
+        for node in self.nodes:
+            kind = type(node)
+            if kind in out:
+                out[kind].append(node)
+            else:
+                out[kind] = [node]
+        return out
 
     @cached_property
     def functions(self) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
