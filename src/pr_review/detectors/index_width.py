@@ -762,11 +762,14 @@ def int32_index_overflow_cpp(review: ReviewInput) -> Iterable[Finding]:
         text = review.source.text(f.path)
         if text is None:
             continue
-        base_text = review.base_text(f, "") or ""
-        base_products = {_squash(m) for m in re.findall(r"[\w.\->()\[\]]+\s*\*\s*[\w.\->()\[\]]+", base_text)}
+        base_text: str | None = None
+        base_products: set[str] = set()
         base_keys: set | None = None
         sibling = None
         for function, product in cpp_products(text, f.added_lines):
+            if base_text is None:  # the base is read only for a file with a candidate product
+                base_text = review.base_text(f, "") or ""
+                base_products = {_squash(m) for m in re.findall(r"[\w.\->()\[\]]+\s*\*\s*[\w.\->()\[\]]+", base_text)}
             if _squash(product.text) in base_products:
                 continue  # the same product was there before the PR
             if base_keys is None:

@@ -65,20 +65,12 @@ def _spans(review: ReviewInput, path: str, language: str, side: str) -> list[Spa
 
 @lru_cache(maxsize=16)
 def _cpp_spans(text: str) -> list[Span]:
-    """C++ function spans; the walk stops at each definition (functions do not nest), so a large file
-    costs its declarations, not every expression in every body."""
+    """C++ function spans, from the shared per-tree node lists (the tree is walked once per review)."""
     spans = []
-    stack = [cpp.parse_cached(text).root_node]
-    while stack:
-        node = stack.pop()
-        if node.type == "function_definition":
-            body = node.child_by_field_name("body")
-            spans.append(Span(cpp.line_of(node), node.end_point[0] + 1, cpp.function_name(node) or "?",
-                              cpp.line_of(body) + 1 if body is not None else 0))
-            continue
-        if node.type in ("compound_statement", "expression_statement", "preproc_def", "comment", "string_literal"):
-            continue  # no definitions inside (a lambda is not a named variant)
-        stack.extend(node.children)
+    for node in cpp.nodes_of_type(cpp.parse_cached(text), "function_definition"):
+        body = node.child_by_field_name("body")
+        spans.append(Span(cpp.line_of(node), node.end_point[0] + 1, cpp.function_name(node) or "?",
+                          cpp.line_of(body) + 1 if body is not None else 0))
     return sorted(spans, key=lambda s: (s.first, -s.last))
 
 
@@ -129,6 +121,10 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
             owner = _innermost(base_spans, base_line)
             if owner is not None:
                 removed_per_function[owner.name] = removed_per_function.get(owner.name, 0) + 1
+        names = {s.name for s in head_spans}
+        if not any(_stem_shared(a, b) for a in removed_per_function for b in names):
+            continue  # no changed function has a variant in this file: nothing to compare (cheap exit)
+        head_squashed = [_squash(t) for t in head_lines]
         # Per changed function, the lines its fix rewrote: (base line, text, owner, the function on head).
         fixes: dict[str, list[tuple[int, str, Span, Span]]] = {}
         for base_line, text in removed:
@@ -137,13 +133,14 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # a signature line, or a function rewritten rather than fixed
             old = _squash(text)
             fixed_in = next((s for s in head_spans if s.name == owner.name), None)
-            if fixed_in is None or any(_squash(head_lines[i - 1]) == old for i in range(fixed_in.first, fixed_in.last + 1)):
+            if fixed_in is None or old in head_squashed[fixed_in.first - 1:fixed_in.last]:
                 continue  # the function is gone or still has the line: not a fix of that line
             if old in added_squashed:
                 continue  # moved, not changed
             # the new form: the most similar added statement (a formatter may have split it over lines)
             scored = [(SequenceMatcher(None, old, _statement(head_lines, n)).ratio(), n)
-                      for n, _ in added if fixed_in.first <= n <= fixed_in.last]
+                      for n, t in added if fixed_in.first <= n <= fixed_in.last
+                      and SequenceMatcher(None, old, t).real_quick_ratio() >= FIX_SIMILARITY / 2]
             ratio, n = max(scored, default=(0.0, 0))
             new = _statement(head_lines, n) if n else ""
             if ratio < FIX_SIMILARITY:
@@ -156,6 +153,7 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # a local binding renamed in this function; the sibling's own binding is consistent
             fixes.setdefault(owner.name, []).append((base_line, text, owner, fixed_in))
         reported: set[int] = set()
+        carried_by: dict[str, set[str]] = {}
         for name, rewritten in fixes.items():
             whole = {_squash(t) for _, t, _, _ in rewritten}
             for base_line, text, owner, _ in rewritten:
@@ -166,11 +164,13 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                     on_base = next((s for s in base_spans if s.name == sibling.name), None)
                     if on_base is None:
                         continue  # the sibling is new in this PR
-                    carried = {_squash(base_lines[i - 1]) for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)}
-                    if not whole <= carried:
+                    if sibling.name not in carried_by:
+                        carried_by[sibling.name] = {_squash(base_lines[i - 1])
+                                                    for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)}
+                    if not whole <= carried_by[sibling.name]:
                         continue  # the sibling did not carry all the code the fix rewrote: its own version of it
                     hit = next((i for i in range(sibling.body or sibling.first, sibling.last + 1)
-                                if i <= len(head_lines) and _squash(head_lines[i - 1]) == old), None)
+                                if i <= len(head_lines) and head_squashed[i - 1] == old), None)
                     if hit is None or hit in reported or hit in f.added_lines:
                         continue
                     reported.add(hit)
