@@ -20,6 +20,9 @@ from .base import ReviewInput
 from .testing import _pr_adds_collectable, _pytest_prefixes
 
 CPP_KERNEL = re.compile(r"\b__global__\b")
+# A kernel definition line: `@triton.jit`, `@gluon.jit`, `@flyc.kernel(...)`, `__global__`; a file the PR takes
+# more of them out of than it puts in gives its kernels up (to the new files beside it).
+KERNEL_DEF = re.compile(r"^\s*@[\w.]*\b(jit|kernel)\b|\b__global__\b")
 MOVED_SHARE = 0.5  # a new kernel file at least half made of lines the PR removes elsewhere was moved
 FLYDSL_IMPORT = re.compile(r"^\s*(from|import)\s+flydsl\b", re.MULTILINE)
 
@@ -80,7 +83,8 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
     if _pr_adds_collectable(review, *_pytest_prefixes(review)):
         return  # a collectable test arrives with the kernels
     retired = {(g.old_path or g.path).rsplit("/", 1)[0] for g in review.files
-               if g.status in ("deleted", "renamed") and _held_kernels(review, g)}
+               if (g.status in ("deleted", "renamed") and _held_kernels(review, g))
+               or sum(1 for _, t in g.removed if KERNEL_DEF.search(t)) > sum(1 for _, t in g.added if KERNEL_DEF.search(t))}
     moved_out = {re.sub(r"\s+", "", t) for g in review.files for _, t in g.removed if len(t.strip()) >= 12}
     # the whole of each test file the PR touches: a test extended with a new case (`"gluon"` in a
     # parametrize list) calls the op on lines the PR did not change
