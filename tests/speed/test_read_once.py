@@ -174,3 +174,18 @@ def test_nodes_of_a_type_come_from_one_pass_and_match_isinstance_in_walk_order(k
 
     tree = ast.parse("async def f(a=1, b='s'):\n    x = [a + 2 for a in b]\n    return g(x, 3.0) - 1\nclass C: pass\n")
     assert PythonIndex(tree).of_type(kind) == [n for n in ast.walk(tree) if isinstance(n, kind)]
+
+
+def test_a_tree_and_its_index_die_together():
+    import gc
+    import weakref
+
+    from pr_review.lang.index import index_of
+
+    tree = ast.parse("def f(x):\n    return g(x)\n")
+    index = index_of(tree)
+    assert index_of(tree) is index and index.nodes[0] is tree and qualified_functions(tree)
+    alive = weakref.ref(tree)
+    del tree, index
+    gc.collect()
+    assert alive() is None  # a long-lived process (a `stats` worker) keeps no tree of an earlier review
