@@ -19,7 +19,7 @@ from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines
-from ..lang.triton import Kernel, argument, kernels, language_aliases, tl_call
+from ..lang.triton import Kernel, argument, kernels, language_aliases
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -91,17 +91,7 @@ def _atomic_params(tree: ast.Module, launched: set[str] | None = None) -> dict[s
 def _names_reached(kernel: Kernel, expr: ast.AST) -> set[str]:
     """Every name `expr` reaches through the kernel's assignments, a loaded value being opaque (one walk,
     instead of one `reaches` per parameter)."""
-    seen: set[str] = set()
-    todo: list[ast.AST] = [expr]
-    while todo:
-        node = todo.pop()
-        if tl_call(node, kernel.aliases, "load"):
-            continue
-        if isinstance(node, ast.Name) and node.id not in seen:
-            seen.add(node.id)
-            todo.extend(kernel.defs.get(node.id, ()))
-        todo.extend(ast.iter_child_nodes(node))
-    return seen
+    return {node.id for node in kernel.reached(expr, opaque=kernel.is_load) if isinstance(node, ast.Name)}
 
 
 def _is_empty_call(value: ast.AST) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
@@ -60,13 +61,11 @@ class Product:
 
 # ------------------------------------------------------------------------------ Triton / Gluon
 
-class _TritonWidth:
-    """Width/bound classification of expressions in one kernel, memoised per local name."""
+class _PythonWidth(ABC):
+    """Width/bound classification of Python-syntax kernel expressions (Triton, Gluon, FlyDSL), memoised
+    per local name; each DSL says what its names, calls and other nodes are."""
 
-    def __init__(self, kernel: Kernel) -> None:
-        self.kernel = kernel
-        args = kernel.func.args
-        self.params = {a.arg: a for a in args.posonlyargs + args.args + args.kwonlyargs}
+    def __init__(self) -> None:
         self.memo: dict[str, int] = {}
 
     def kind(self, node: ast.AST) -> int:
@@ -81,6 +80,28 @@ class _TritonWidth:
             if isinstance(node.op, ast.Mod) and right == BOUNDED:
                 return BOUNDED  # x % TILE stays below the tile
             return max(left, right)
+        return self._other(node)
+
+    @abstractmethod
+    def _name(self, name: str) -> int: ...
+
+    @abstractmethod
+    def _call(self, call: ast.Call) -> int: ...
+
+    def _other(self, node: ast.AST) -> int:
+        return BOUNDED
+
+
+class _TritonWidth(_PythonWidth):
+    """Width/bound classification of expressions in one Triton/Gluon kernel."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        super().__init__()
+        self.kernel = kernel
+        args = kernel.func.args
+        self.params = {a.arg: a for a in args.posonlyargs + args.args + args.kwonlyargs}
+
+    def _other(self, node: ast.AST) -> int:
         if isinstance(node, ast.UnaryOp):
             return self.kind(node.operand)
         if isinstance(node, ast.Subscript):
@@ -441,18 +462,9 @@ def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
         return set()
     out: set[int] = set()
     for root in roots:
-        seen: set[str] = set()
-        todo: list[ast.AST] = [root]
-        while todo:
-            node = todo.pop()
-            if isinstance(node, ast.Call) and id(node) in pointer_of:
-                if pointer_of[id(node)] != id(root):
-                    out.add(pointer_of[id(node)])
-                continue
-            if isinstance(node, ast.Name) and node.id not in seen:
-                seen.add(node.id)
-                todo.extend(kernel.defs.get(node.id, ()))
-            todo.extend(ast.iter_child_nodes(node))
+        for node in kernel.reached(root, opaque=lambda n: id(n) in pointer_of):
+            if id(node) in pointer_of and pointer_of[id(node)] != id(root):
+                out.add(pointer_of[id(node)])
     return out
 
 
@@ -797,10 +809,11 @@ def _fly_kernels(tree: ast.Module) -> list[ast.FunctionDef]:
         dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "kernel" for d in n.decorator_list)]
 
 
-class _FlyWidth:
+class _FlyWidth(_PythonWidth):
     """Width/bound classification in one FlyDSL kernel (nested helpers included: they close over it)."""
 
     def __init__(self, func: ast.FunctionDef) -> None:
+        super().__init__()
         args = func.args
         self.params = {a.arg: ast.unparse(a.annotation) if a.annotation is not None else ""
                        for a in args.posonlyargs + args.args + args.kwonlyargs}
@@ -810,23 +823,11 @@ class _FlyWidth:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.defs.setdefault(target.id, []).append(node.value)
-        self.memo: dict[str, int] = {}
 
-    def kind(self, node: ast.AST) -> int:
-        if isinstance(node, ast.Constant):
-            return BOUNDED
-        if isinstance(node, ast.Name):
-            return self._name(node.id)
+    def _other(self, node: ast.AST) -> int:
         if isinstance(node, ast.Attribute):
             text = dotted_name(node)
             return RUNTIME if "block_idx" in text or "block_id" in text else BOUNDED
-        if isinstance(node, ast.BinOp):
-            right = self.kind(node.right)
-            if isinstance(node.op, ast.Mod) and right == BOUNDED:
-                return BOUNDED
-            return max(self.kind(node.left), right)
-        if isinstance(node, ast.Call):
-            return self._call(node)
         return BOUNDED
 
     def _call(self, call: ast.Call) -> int:

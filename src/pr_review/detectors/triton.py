@@ -146,17 +146,7 @@ def _mentions(kernel: Kernel, expr: ast.AST, name: str) -> bool:
 
 def _reachable(kernel: Kernel, expr: ast.AST) -> Iterator[ast.AST]:
     """Every expression node `expr` is computed from, through local assignments, not through loads."""
-    seen: set[str] = set()
-    todo: list[ast.AST] = [expr]
-    while todo:
-        node = todo.pop()
-        yield node
-        if tl_call(node, kernel.aliases, "load"):
-            continue
-        if isinstance(node, ast.Name) and node.id not in seen:
-            seen.add(node.id)
-            todo.extend(kernel.defs.get(node.id, ()))
-        todo.extend(ast.iter_child_nodes(node))
+    return kernel.reached(expr, opaque=kernel.is_load)
 
 
 @dataclass

@@ -127,25 +127,36 @@ class Kernel:
             node = self.parents[node]
             yield node
 
-    def reaches(self, expr: ast.AST, pred: Callable[[ast.AST], bool], through_loads: bool = True,
-                stop: Callable[[ast.AST], bool] | None = None) -> bool:
-        """Whether `expr`, or any expression a name in it was assigned from (transitively),
-        contains a node satisfying `pred`. `stop` prunes sub-expressions (e.g. `tl.where`);
-        `through_loads=False` treats a loaded value as opaque."""
+    def reached(self, expr: ast.AST, opaque: Callable[[ast.AST], bool] | None = None) -> Iterator[ast.AST]:
+        """Every node of `expr` and of the expressions a name in it was assigned from (transitively),
+        each name followed once; an `opaque` node is yielded but not looked into."""
         seen: set[str] = set()
         todo: list[ast.AST] = [expr]
         while todo:
             node = todo.pop()
-            if stop is not None and stop(node):
-                continue
-            if pred(node):
-                return True
-            if not through_loads and tl_call(node, self.aliases, "load"):
+            yield node
+            if opaque is not None and opaque(node):
                 continue
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
                 todo.extend(self.defs.get(node.id, ()))
             todo.extend(ast.iter_child_nodes(node))
+
+    def is_load(self, node: ast.AST) -> bool:
+        return tl_call(node, self.aliases, "load")
+
+    def reaches(self, expr: ast.AST, pred: Callable[[ast.AST], bool], through_loads: bool = True,
+                stop: Callable[[ast.AST], bool] | None = None) -> bool:
+        """Whether `expr`, or any expression a name in it was assigned from (transitively),
+        contains a node satisfying `pred`. `stop` prunes sub-expressions (e.g. `tl.where`);
+        `through_loads=False` treats a loaded value as opaque."""
+        def opaque(node: ast.AST) -> bool:
+            return not through_loads and self.is_load(node)
+
+        pruned = (lambda node: False) if stop is None else stop
+        for node in self.reached(expr, lambda node: pruned(node) or opaque(node)):
+            if not pruned(node) and pred(node):
+                return True
         return False
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
