@@ -204,40 +204,27 @@ def _address_roots(kernel: Kernel) -> Iterator[ast.expr]:
 def _narrow_products(kernel: Kernel, width: _TritonWidth, root: ast.expr) -> Iterator[ast.BinOp]:
     """Multiplications of two runtime, non-wide operands in `root` or any name it was computed
     from; a loaded value is opaque (its own address is another access)."""
-    seen: set[str] = set()
-    todo: list[ast.AST] = [root]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Call) and (_loads(node) or _helper(node)):
-            continue
+    for node in kernel.reached(root, opaque=_opaque_access):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             if width.kind(node.left) == RUNTIME and width.kind(node.right) == RUNTIME:
                 yield node
-        if isinstance(node, ast.Name) and node.id not in seen:
-            seen.add(node.id)
-            todo.extend(kernel.defs.get(node.id, ()))
-        todo.extend(ast.iter_child_nodes(node))
 
 
 def _row_number(kernel: Kernel, width: _TritonWidth, root: ast.expr, product: ast.BinOp) -> bool:
     """Whether another multiplication on the way to the address takes `product` (through locals) as one
     operand and a runtime stride as the other (`src_row = phys * block_size` then `src_row * row_stride`):
     `product` counts rows, and the offset, where a wrap happens first, is the outer product."""
-    seen: set[str] = set()
-    todo: list[ast.AST] = [root]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, ast.Call) and (_loads(node) or _helper(node)):
-            continue
+    for node in kernel.reached(root, opaque=_opaque_access):
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and node is not product:
             for mine, other in ((node.left, node.right), (node.right, node.left)):
                 if width.kind(other) != BOUNDED and kernel.reaches(mine, lambda n: n is product, stop=_opaque_helper):
                     return True
-        if isinstance(node, ast.Name) and node.id not in seen:
-            seen.add(node.id)
-            todo.extend(kernel.defs.get(node.id, ()))
-        todo.extend(ast.iter_child_nodes(node))
     return False
+
+
+def _opaque_access(node: ast.AST) -> bool:
+    """A load (its own address is another access) or a jitted helper's result: not looked into."""
+    return isinstance(node, ast.Call) and (_loads(node) or _helper(node))
 
 
 def _helper(call: ast.Call) -> bool:

@@ -7,7 +7,6 @@ changes the pinning assertions together with the fields.
 """
 from __future__ import annotations
 
-import bisect
 import re
 from typing import Iterable, Iterator
 
@@ -47,22 +46,12 @@ def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
 
 def _touched_names(text: str, lines: set[int]) -> set[str]:
     """Names of the structs/classes whose body holds one of `lines`."""
-    if not lines:
-        return set()
-    ordered = sorted(lines)
     out: set[str] = set()
-    stack = [cpp.parse_cached(text).root_node]
-    while stack:
-        node = stack.pop()
-        first, last = node.start_point[0] + 1, node.end_point[0] + 1
-        i = bisect.bisect_left(ordered, first)
-        if i == len(ordered) or ordered[i] > last:
-            continue  # no changed line inside this subtree
+    for node, _ in cpp.nodes_over_lines(cpp.parse_cached(text).root_node, lines):
         if node.type in STRUCT_TYPES and node.child_by_field_name("body") is not None:
             name = cpp.text_of(node.child_by_field_name("name"))
             if name:
                 out.add(name)
-        stack.extend(node.children)
     return out
 
 
