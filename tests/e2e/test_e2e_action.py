@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import sysconfig
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -50,11 +51,15 @@ PINNED_ACTIONS = {
 }
 
 
+TIMINGS_OUT = os.environ.get("PR_REVIEW_E2E_TIMINGS")
+
+
 @dataclass
 class StepResult:
     name: str
     code: int
     log: str
+    seconds: float  # wall time of the step's script, for the README's install figures (never asserted)
 
 
 @dataclass
@@ -103,9 +108,11 @@ def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dic
             key: substitute(str(value), context) for key, value in (step.get("env") or {}).items()}
         script = tmp / f"step{index}.sh"
         script.write_text(step["run"])
+        started = time.monotonic()
         proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=workspace,
                               env=env, capture_output=True, text=True, timeout=120)
-        results.append(StepResult(step.get("name", ""), proc.returncode, proc.stdout + proc.stderr))
+        results.append(StepResult(step.get("name", ""), proc.returncode, proc.stdout + proc.stderr,
+                                  time.monotonic() - started))
         assert proc.returncode == 0, f"step {step.get('name')} failed:\n{proc.stdout}\n{proc.stderr}"
         if "id" in step:
             steps[step["id"]] = {"outputs": gh_support.parse_outputs(files["GITHUB_OUTPUT"].read_text())}
@@ -206,6 +213,8 @@ def test_a_cached_environment_is_reused_without_pip(upstream, fake, tmp_path: Pa
                         env={"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1"})
     install = next(step for step in result.steps if step.name == "Install pr-review")
     assert f"Reusing the cached environment {venv}" in install.log
+    if TIMINGS_OUT:  # PR_REVIEW_E2E_TIMINGS=path keeps the cache-hit install time, for the README's figure
+        Path(TIMINGS_OUT).write_text(f"cache-hit install step: {install.seconds:.3f} s\n", encoding="utf-8")
     assert Path(purelib, "pr_review_action.pth").read_text().strip() == str(ROOT / "src")
     report = json.loads(Path(result.outputs["report-path"]).read_text())
     assert result.outputs["verdict"] == report["verdict"] and len(fake.check_runs) == 1
