@@ -318,19 +318,19 @@ def _leading_strides(review: ReviewInput, kernel_name: str) -> tuple[set[str], s
     leading: set[str] = set()
     kinds: dict[str, set[str]] = {}
     for _, tree in review.python_files():
+        index = index_of(tree)
         assigned: dict[str, list[ast.AST]] | None = None
-        for node in ast.walk(tree):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+        for node in index.of_type(ast.Call):
+            if not (isinstance(node.func, ast.Subscript)
                     and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel_name):
                 continue
             if assigned is None:
                 assigned = {}
-                for a in ast.walk(tree):
-                    if isinstance(a, ast.Assign):
-                        for t in a.targets:
-                            for n in ast.walk(t):
-                                if isinstance(n, ast.Name):
-                                    assigned.setdefault(n.id, []).append(a.value)
+                for a in index.of_type(ast.Assign):
+                    for t in a.targets:
+                        for n in ast.walk(t):
+                            if isinstance(n, ast.Name):
+                                assigned.setdefault(n.id, []).append(a.value)
             bound = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
             for key, value in bound:
                 if isinstance(value, ast.Starred):

@@ -12,6 +12,7 @@ from typing import Iterable
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
+from ..lang.index import index_of
 from ..lang.python import dotted_name
 from ..lang.triton import kernels
 from ..model import Finding
@@ -60,9 +61,9 @@ def _defines_device_function(tree: ast.Module) -> bool:
     """A FlyDSL module holds a kernel when some function in it (nested in a builder or not) is decorated
     `@...kernel` or `@...jit`; one that only wraps intrinsics (buffer ops, TDM descriptors, cluster masks)
     is a library of helpers, tested through the kernels that use it."""
-    return any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("kernel", "jit")
-        for d in n.decorator_list) for n in ast.walk(tree))
+    index = index_of(tree)
+    return any(dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("kernel", "jit")
+               for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) for d in n.decorator_list)
 
 
 def _public_names(review: ReviewInput, f: ChangedFile) -> set[str]:
@@ -122,15 +123,13 @@ def _dotted(path: str) -> str:
 def _imported_modules(tree: ast.Module, path: str) -> set[str]:
     """Dotted modules a file imports, `from p import a` giving both `p` and `p.a` (a may be a module)."""
     package = _dotted(path).split(".") if path.endswith("__init__.py") else _dotted(path).split(".")[:-1]
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = package[: len(package) - node.level + 1] if node.level else []
-            module = ".".join(base + ([node.module] if node.module else []))
-            out.add(module)
-            out.update(f"{module}.{a.name}" if module else a.name for a in node.names)
+    index = index_of(tree)
+    out: set[str] = {a.name for node in index.of_type(ast.Import) for a in node.names}
+    for node in index.of_type(ast.ImportFrom):
+        base = package[: len(package) - node.level + 1] if node.level else []
+        module = ".".join(base + ([node.module] if node.module else []))
+        out.add(module)
+        out.update(f"{module}.{a.name}" if module else a.name for a in node.names)
     return out
 
 
@@ -139,14 +138,17 @@ def _importers(review: ReviewInput, kernel: ChangedFile, hops: int = 4) -> list[
     package `__init__` re-exporting the op a test imports): a test reaching any of them tests the kernel."""
     reached = [kernel]
     names = {_dotted(kernel.path)}
-    others = [g for g in review.changed("python", include_tests=False) if g.path != kernel.path]
+    imports: dict[str, tuple[ChangedFile, set[str]]] = {}  # each module's imports, read once for all hops
+    for g in review.changed("python", include_tests=False):
+        tree = review.source.python(g.path) if g.path != kernel.path else None
+        if tree is not None:
+            imports[g.path] = (g, _imported_modules(tree, g.path))
     for _ in range(hops):
         grew = False
-        for g in others:
+        for g, imported in imports.values():
             if g in reached:
                 continue
-            tree = review.source.python(g.path)
-            if tree is not None and _imported_modules(tree, g.path) & names:
+            if imported & names:
                 reached.append(g)
                 names.add(_dotted(g.path))
                 grew = True
