@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
+    DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, decorator_name, dotted_name, innermost_function,
+    qualified_functions, touches,
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -401,7 +402,7 @@ def _forced_signature(tree: ast.Module, func: Func) -> bool:
     return func.name in _index(tree).uncalled
 
 
-KERNEL_DECORATORS = {"jit", "kernel", "autotune", "heuristics"}
+KERNEL_DECORATORS = (*DEVICE_DECORATORS, "autotune", "heuristics")
 
 
 def _in_kernel(qualname: str, functions: dict[str, Func]) -> bool:
@@ -417,7 +418,7 @@ def _is_kernel(func: Func) -> bool:
     by the launcher the same PR writes, so one the body ignores is dead launch data (a constexpr kept for a
     cache key, a grid size a persistent variant no longer needs), not a value a consumer passes in vain: the
     launcher's own parameters — the API — are what param-discard checks."""
-    return any(decorator_name(d).rsplit(".", 1)[-1] in KERNEL_DECORATORS for d in func.decorator_list)
+    return decorated_with(func, KERNEL_DECORATORS)
 
 
 @dataclass

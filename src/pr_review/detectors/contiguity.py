@@ -12,7 +12,7 @@ import ast
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import FUNCTION_TYPES, dotted_name
+from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -122,9 +122,7 @@ def _passes_strides(call: ast.Call, name: str) -> bool:
 def _device(func: ast.AST) -> bool:
     """A jitted device function (`@triton.jit`, `@gluon.jit`, `@flyc.kernel`): its values are registers and
     DSL values, not tensors (`arith.select(c, a, b)` is no `Tensor.select`)."""
-    return isinstance(func, FUNCTION_TYPES) and any(
-        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("jit", "kernel")
-        for d in func.decorator_list)
+    return isinstance(func, FUNCTION_TYPES) and decorated_with(func, DEVICE_DECORATORS)
 
 
 def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, int, str]]:

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import dotted_name
+from ..lang.python import decorated_with, dotted_name
 from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
 from . import detector
@@ -792,8 +792,8 @@ FLY_ADDRESS_CALLS = re.compile(r"^(buffer_(load|store|atomic\w*)|index_cast|GTen
 
 def _fly_kernels(tree: ast.Module) -> list[ast.FunctionDef]:
     index = index_of(tree)
-    return [n for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) if any(
-        dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] == "kernel" for d in n.decorator_list)]
+    return [n for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef)
+            if decorated_with(n, ("kernel",))]
 
 
 class _FlyWidth(_PythonWidth):

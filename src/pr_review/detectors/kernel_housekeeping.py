@@ -13,7 +13,7 @@ from typing import Iterable
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import dotted_name
+from ..lang.python import DEVICE_DECORATORS, decorated_with
 from ..lang.triton import kernels
 from ..model import Finding
 from . import detector
@@ -62,8 +62,8 @@ def _defines_device_function(tree: ast.Module) -> bool:
     `@...kernel` or `@...jit`; one that only wraps intrinsics (buffer ops, TDM descriptors, cluster masks)
     is a library of helpers, tested through the kernels that use it."""
     index = index_of(tree)
-    return any(dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] in ("kernel", "jit")
-               for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) for d in n.decorator_list)
+    return any(decorated_with(n, DEVICE_DECORATORS)
+               for n in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef))
 
 
 def _public_names(review: ReviewInput, f: ChangedFile) -> set[str]:

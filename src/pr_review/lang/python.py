@@ -6,7 +6,7 @@ import io
 import tokenize
 import warnings
 import weakref
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from . import Unparsable
 
@@ -173,3 +173,12 @@ def touches(node: ast.AST, lines: set[int]) -> bool:
 def decorator_name(node: ast.AST) -> str:
     """`torch.library.custom_op` for `@torch.library.custom_op("ns::op", ...)`; '' when not a dotted name."""
     return dotted_name(node.func if isinstance(node, ast.Call) else node)
+
+
+DEVICE_DECORATORS = ("jit", "kernel")  # @triton.jit, @gluon.jit, @flyc.jit, @flyc.kernel
+
+
+def decorated_with(func: ast.AST, names: Iterable[str]) -> bool:
+    """Whether a decorator of `func` ends in one of `names` (`@triton.jit`, `@flyc.kernel(...)` → jit, kernel)."""
+    wanted = set(names)
+    return any(decorator_name(d).rsplit(".", 1)[-1] in wanted for d in getattr(func, "decorator_list", ()))
