@@ -330,7 +330,7 @@ def arch_literal_in_dispatch_cpp(review: ReviewInput) -> Iterable[Finding]:
             continue  # kernel-specific code, or a file that already compares arch strings
         added = f.added_lines
         hits: list[tuple[int, list[str], str, str]] = []
-        for node in cpp.nodes_on_lines(cpp.parse_cached(text).root_node, added, ("string_literal",)):
+        for node in cpp.nodes_on_lines(cpp.parse(text).root_node, added, ("string_literal",)):
             value = cpp.string_value(node)
             if not value or not re.match(r"^gfx[0-9]{2,4}[a-z]?$", value) or not _cpp_in_comparison(node):
                 continue
@@ -377,7 +377,7 @@ def fnuz_by_arch_name(review: ReviewInput) -> Iterable[Finding]:
         base_text = review.base_text(f, "")
         base_lines = {_norm(x) for x in (base_text or "").splitlines()}
         added = f.added_lines
-        for node, name in _cpp_fnuz_by_arch(cpp.parse_cached(text), added):
+        for node, name in _cpp_fnuz_by_arch(cpp.parse(text), added):
             line = cpp.line_of(node)
             if line not in added or _norm(cpp.text_of(node)) in base_lines:
                 continue
@@ -604,7 +604,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         base_lines = {_norm(x) for x in (base_text or "").splitlines()}
         lines = text.splitlines()
         added = f.added_lines
-        tree = cpp.parse_cached(text)
+        tree = cpp.parse(text)
         for node in cpp.nodes_on_lines(tree.root_node, added, ("number_literal",)):
             value = cpp.number_value(node)
             if value is None or value not in FP8_MAX:
@@ -883,7 +883,7 @@ def _dtype_hardcoded_cpp(review: ReviewInput) -> Iterable[Finding]:
         base_text = review.base_text(f)
         base_funcs: dict[str, set[str]] | None = None
         added = f.added_lines
-        tree = cpp.parse_cached(text)
+        tree = cpp.parse(text)
         reported: set[tuple[str, str]] = set()
         for node in cpp.nodes_on_lines(tree.root_node, added, ("qualified_identifier",)):
             if node.parent is None or node.parent.type == "qualified_identifier":
@@ -921,7 +921,7 @@ def _cpp_function_dtypes(text: str | None) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     if not text:
         return out
-    for func in cpp.walk(cpp.parse_cached(text).root_node):
+    for func in cpp.walk(cpp.parse(text).root_node):
         if func.type == "function_definition":
             out.setdefault(cpp.function_name(func), set()).update(CPP_FIXED.findall(cpp.text_of(func)))
     return out

@@ -194,7 +194,7 @@ def symbol_family(review: ReviewInput, path: str) -> list[str]:
 
 def _cpp_atomic_params(text: str) -> dict[str, dict[int, tuple[int, str]]]:
     """Kernel/device function name → {parameter index: (line, atomic call text)}."""
-    tree = cpp.parse_cached(text)
+    tree = cpp.parse(text)
     out: dict[str, dict[int, tuple[int, str]]] = {}
     for node in cpp.walk(tree.root_node):
         if node.type != "call_expression":
@@ -284,7 +284,7 @@ def _cpp_hits(review: ReviewInput) -> Iterator[Hit]:
 def _cpp_written_params(text: str) -> dict[str, set[int]]:
     """Kernel name → indices of pointer parameters it stores into (`p[i] = …`, `*p = …`): an init or
     producer kernel launched before the atomic one leaves the buffer written."""
-    tree = cpp.parse_cached(text)
+    tree = cpp.parse(text)
     out: dict[str, set[int]] = {}
     for node in cpp.walk(tree.root_node):
         if node.type != "assignment_expression" or cpp.text_of(node.child_by_field_name("operator")) != "=":
@@ -304,7 +304,7 @@ def _cpp_written_params(text: str) -> dict[str, set[int]]:
 def _cpp_file_hits(review: ReviewInput, f: ChangedFile, text: str,
                    atomics: dict[str, tuple[str, dict[int, tuple[int, str]]]],
                    writers: dict[str, set[int]]) -> Iterator[Hit]:
-    tree = cpp.parse_cached(text)
+    tree = cpp.parse(text)
     added = f.added_lines
     for start, end, _name in cpp.function_spans(tree):
         body_lines = text.splitlines()[start - 1:end]

@@ -699,7 +699,7 @@ def _offset_names(func, width: _CppWidth) -> set[str]:
 
 
 def cpp_products(text: str, added: set[int]) -> Iterator[tuple[str, Product]]:
-    tree = cpp.parse_cached(text)
+    tree = cpp.parse(text)
     per_function: dict[int, tuple[_CppWidth, set[str]]] = {}
     seen: set[int] = set()
     for node in cpp.nodes_on_lines(tree.root_node, added, ("binary_expression",)):
@@ -738,7 +738,7 @@ def _cpp_key(left, right) -> frozenset:
 
 def _cpp_base_keys(text: str) -> set:
     out = set()
-    for node in cpp.walk(cpp.parse_cached(text).root_node):
+    for node in cpp.walk(cpp.parse(text).root_node):
         if node.type == "binary_expression" and cpp.text_of(node.child_by_field_name("operator")) == "*":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None and right is not None:

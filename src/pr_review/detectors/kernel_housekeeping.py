@@ -41,7 +41,7 @@ def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
                      and not n.name.startswith("_")]
         return found
     if f.language == "cpp" and CPP_KERNEL.search(text):
-        tree = cpp.parse_cached(text)
+        tree = cpp.parse(text)
         return [cpp.function_name(n) for n in cpp.walk(tree.root_node)
                 if n.type == "function_definition" and "__global__" in cpp.text_of(n).split("(", 1)[0]]
     return []

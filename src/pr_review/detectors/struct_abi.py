@@ -21,7 +21,7 @@ STRUCT_TYPES = ("struct_specifier", "class_specifier")
 
 def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
     """struct name → (first line, last line, [(field name, line)]) for structs with a body."""
-    tree = cpp.parse_cached(text)
+    tree = cpp.parse(text)
     out: dict[str, tuple[int, int, list[tuple[str, int]]]] = {}
     specifiers = sorted((n for kind in STRUCT_TYPES for n in cpp.nodes_of_type(tree, kind)),
                         key=lambda n: (n.start_byte, -n.end_byte))  # the order of a walk: outer first
@@ -47,7 +47,7 @@ def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
 def _touched_names(text: str, lines: set[int]) -> set[str]:
     """Names of the structs/classes whose body holds one of `lines`."""
     out: set[str] = set()
-    for node, _ in cpp.nodes_over_lines(cpp.parse_cached(text).root_node, lines):
+    for node, _ in cpp.nodes_over_lines(cpp.parse(text).root_node, lines):
         if node.type in STRUCT_TYPES and node.child_by_field_name("body") is not None:
             name = cpp.text_of(node.child_by_field_name("name"))
             if name:

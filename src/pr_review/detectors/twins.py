@@ -67,7 +67,7 @@ def _spans(review: ReviewInput, path: str, language: str, side: str) -> list[Spa
 def _cpp_spans(text: str) -> list[Span]:
     """C++ function spans, from the shared per-tree node lists (the tree is walked once per review)."""
     spans = []
-    for node in cpp.nodes_of_type(cpp.parse_cached(text), "function_definition"):
+    for node in cpp.nodes_of_type(cpp.parse(text), "function_definition"):
         body = node.child_by_field_name("body")
         spans.append(Span(cpp.line_of(node), node.end_point[0] + 1, cpp.function_name(node) or "?",
                           cpp.line_of(body) + 1 if body is not None else 0))

@@ -92,11 +92,6 @@ def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
 
 # --- helpers for detectors that read guards and literals --------------------------------------
 
-def parse_cached(text: str) -> Tree:
-    """`parse`, which is memoised (kept for the detectors that name it)."""
-    return parse(text)
-
-
 def text_of(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
 
