@@ -31,8 +31,10 @@ def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
             continue
         changed = next((f for f in review.files if f.path == core.path), None)
         code = review.code.get(core.path)
+        table_lines = _table_entry_lines(review, core.path)
         behaviour = [(n, t) for n, t in (code.added if code else [])
-                     if not PASS_THROUGH.match(t) and not _registry_entry(review, core.path, n, t)]
+                     if not PASS_THROUGH.match(t) and not _registry_entry(review, core.path, t)
+                     and n not in table_lines]
         if changed is None or not behaviour:
             continue  # formatting, comments, registry entries and forwarded parameters change no behaviour
         symbols = [s for s in changed_symbols(review, changed) if s != "<module level>"] or ["module-level code"]
@@ -51,20 +53,17 @@ def backbone_tier_gap(review: ReviewInput) -> Iterable[Finding]:
         return
 
 
-def _registry_entry(review: ReviewInput, path: str, number: int, line: str) -> bool:
-    """An added line that only registers something: a knob in a family the file already registers
-    (config paths), or an entry of a module-level name → implementation table
-    (`"Qwen3MoeForCausalLM": "atom.models.qwen3_moe.Qwen3MoeForCausalLM",`), which adds a choice and
-    changes nothing an existing caller runs."""
+def _registry_entry(review: ReviewInput, path: str, line: str) -> bool:
+    """An added line that only registers a knob in a family the file already registers (config paths)."""
     match = re.search(r"""\b(?:getenv|environ(?:\.get)?)\s*[(\[]\s*["'](\w+)["']""", line)
-    if match and review.facts.registered_family(path, match.group(1)) is not None:
-        return True
-    return number in _table_entry_lines(review, path)
+    return bool(match) and review.facts.registered_family(path, match.group(1)) is not None
 
 
 def _table_entry_lines(review: ReviewInput, path: str) -> set[int]:
     """Lines of the entries of module-level dict literals whose keys are strings and whose values are
-    strings or dotted names (a registry of implementations by name)."""
+    strings or dotted names: a registry of implementations by name
+    (`"Qwen3MoeForCausalLM": "atom.models.qwen3_moe.Qwen3MoeForCausalLM",`), whose new entry adds a
+    choice and changes nothing an existing caller runs."""
     tree = review.source.python(path) if path.endswith(".py") else None
     lines: set[int] = set()
     for stmt in tree.body if tree is not None else []:
