@@ -921,9 +921,8 @@ def _cpp_function_dtypes(text: str | None) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     if not text:
         return out
-    for func in cpp.walk(cpp.parse(text).root_node):
-        if func.type == "function_definition":
-            out.setdefault(cpp.function_name(func), set()).update(CPP_FIXED.findall(cpp.text_of(func)))
+    for func in cpp.nodes_of_type(cpp.parse(text), "function_definition"):  # the tree's one shared walk
+        out.setdefault(cpp.function_name(func), set()).update(CPP_FIXED.findall(cpp.text_of(func)))
     return out
 
 
