@@ -359,8 +359,9 @@ def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_t
     conventions: set[str] | None = None
     functions = qualified_functions(tree)
     for sig in _changed_signatures(f, tree, base_tree):
-        if sig.base is None:
-            continue  # a new function: no receiver was left behind (its API is reviewed as a whole)
+        if sig.base is None or _signature_replaced(sig):
+            continue  # a new function, or one whose whole signature the PR replaced (every caller was
+            # rewritten with it): no receiver was left behind, its API is reviewed as a whole
         if _forced_signature(tree, sig.func) or _in_kernel(sig.qualname, functions):
             continue  # a kernel's parameters are an argument list its own launcher fills, not an API (below)
         if not _discarded(review, tree, sig):
@@ -386,6 +387,14 @@ def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_t
                 severity="high" if high else "medium",
                 evidence=[Evidence(f.path, arg.lineno, f"{name}: {ast.unparse(arg.annotation) if arg.annotation else ''}".rstrip(": "))],
             )
+
+
+def _signature_replaced(sig: _Sig) -> bool:
+    """No parameter of the base `def` survives in the head (`_swizzle_mxfp4(quant_tensor, scale)` became
+    `_swizzle_mxfp4(w1, w1_scale, w2, …, w_dtype)`): a new function under an old name, not an API that
+    gained a parameter some receiver drops. A base with no parameters (beyond self/cls) is extended, not replaced."""
+    old = {a.arg for a in _params(sig.base)} - {"self", "cls"}
+    return bool(old) and not old & {a.arg for a in _params(sig.func)}
 
 
 FAKE_NAME = re.compile(r"fake|_meta$|^meta_|abstract", re.IGNORECASE)
@@ -688,6 +697,8 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None
                 continue  # only a model/config size read with a silent zero: the ATOM#1548 shape
             if (obj_text, key.value) in optional_on_base:
                 continue  # base already read this key as optional (getattr default or hasattr): not new
+            if _family_probed(node, parents, obj_text, key.value):
+                continue  # inside a branch taken only when the object has a sibling key: its family is known
             yield Finding(
                 rule="api-propagation-incomplete", path=f.path, line=node.lineno,
                 problem=f"attr-missing: `{ast.unparse(node)}` in `{func.name}` ({f.path}:{node.lineno}) falls back to "
@@ -701,6 +712,39 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None
                 tag="inferred", severity="medium",
                 evidence=[Evidence(f.path, node.lineno, ast.unparse(node)[:120])],
             )
+
+
+def _family_probed(node: ast.AST, parents: dict[ast.AST, ast.AST], obj_text: str, key: str) -> bool:
+    """The getattr sits in the body of an `if` that probes another key of the same object for presence
+    (`if getattr(hf, "kv_lora_rank", None) is not None:`, `if hasattr(cfg, "q_lora_rank"):`): the branch
+    runs only for the config family that defines that key, and the key read inside belongs to the same
+    schema (MLA configs carry kv_lora_rank and qk_rope_head_dim together)."""
+    child = node
+    while child in parents:
+        parent = parents[child]
+        if isinstance(parent, ast.If) and child in parent.body and _probes_presence(parent.test, obj_text, key):
+            return True
+        child = parent
+    return False
+
+
+def _probes_presence(test: ast.AST, obj_text: str, key: str) -> bool:
+    """`test` is true only when `obj` has some key other than `key`: `hasattr(obj, "k")`,
+    `getattr(obj, "k", None) is not None`, `obj.k is not None`, or an `and` of conditions one of which is."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_probes_presence(v, obj_text, key) for v in test.values)
+
+    def probe(n: ast.AST) -> bool:
+        if isinstance(n, ast.Call) and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) \
+                and (dotted_name(n.func) == "hasattr" or dotted_name(n.func) == "getattr" and len(n.args) == 3
+                     and isinstance(n.args[2], ast.Constant) and n.args[2].value is None):
+            return (dotted_name(n.args[0]) or ast.unparse(n.args[0])) == obj_text and n.args[1].value != key
+        return isinstance(n, ast.Attribute) and dotted_name(n.value) == obj_text and n.attr != key
+
+    if isinstance(test, ast.Call) and dotted_name(test.func) == "hasattr":
+        return probe(test)
+    return isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.IsNot) \
+        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None and probe(test.left)
 
 
 def _optional_reads(tree: ast.Module | None) -> set[tuple[str, str]]:
