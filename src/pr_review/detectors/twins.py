@@ -477,3 +477,315 @@ def backbone_verbatim_duplication(review: ReviewInput) -> Iterable[Finding]:
                        "it into one shared helper.",
                 tag="verified", evidence=[Evidence(first, line_a, a[start_a][1].strip())],
             )
+
+
+# ------------------------------------------------------------------------------ twin functions
+
+# Mirrored functions of one file (or of a PR's pair of twin files): fwd/bwd, prefill/decode, _v1/_v2,
+# per-arch copies. Their bodies are near-identical on base; the PR edits one and leaves an asymmetry
+# the base pair did not have. What goes wrong between twins is read from the parse tree, per line:
+# a 64-bit widening (`tl.int64`, `int64_t`, `size_t`, `long`), a `mask=`/`other=` on a load or store,
+# a barrier call, and (from the tokens) the order of the strides in an address.
+TWIN_BODY = 0.75  # base similarity of the two bodies' lines
+MIN_TWIN_BODY = 8  # substantive lines in each body
+MAX_TWIN_BODY = 600
+WIDE_ATTRS = frozenset({"int64", "uint64", "i64", "long"})
+WIDE_CPP_TOKEN = re.compile(r"\b(u?int64_t|size_t|ssize_t|ptrdiff_t|long)\b")
+BARRIER_CALL = re.compile(r"barrier|^__syncthreads$|^__syncwarp$|^block_sync_lds$")
+STRIDE = re.compile(r"\b\w*stride\w*\b", re.I)
+WIDENING_KIND, MASK_KIND, OTHER_KIND, BARRIER_KIND, STRIDE_KIND = (
+    "a 64-bit widening", "a mask", "an `other=` fill", "a barrier", "the same stride order")
+TWIN_FILE_SWAPS = (("fwd", "bwd"), ("forward", "backward"), ("prefill", "decode"), ("gfx942", "gfx950"),
+                   ("v1", "v2"), ("v2", "v3"))
+
+
+@dataclass
+class _Side:
+    """One side of one file: its function spans, comment-free squashed lines and per-line markers."""
+    spans: list[Span]
+    lines: list[str]  # squashed, comments removed
+    marks: dict[int, dict[str, int]]
+
+
+def _call_name(node: ast.AST) -> str:
+    func = node.func if isinstance(node, ast.Call) else node
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+
+
+def _py_marks(tree: ast.Module) -> dict[int, dict[str, int]]:
+    index = index_of(tree)
+    marks: dict[int, dict[str, int]] = {}
+
+    def add(line: int, kind: str) -> None:
+        marks.setdefault(line, {}).setdefault(kind, 0)
+        marks[line][kind] += 1
+    for node in index.of_type(ast.Attribute):
+        if node.attr in WIDE_ATTRS:
+            add(node.lineno, WIDENING_KIND)
+    helpers = {fn.name for fn in index.of_type(ast.FunctionDef)
+               if any(isinstance(n, ast.Call) and BARRIER_CALL.search(_call_name(n)) for n in ast.walk(fn))}
+    for call in index.of_type(ast.Call):
+        if BARRIER_CALL.search(_call_name(call)) or _call_name(call) in helpers:
+            add(call.lineno, BARRIER_KIND)
+        for kw in call.keywords:
+            if kw.arg in ("mask", "other") and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                add(getattr(kw, "lineno", call.lineno), MASK_KIND if kw.arg == "mask" else OTHER_KIND)
+    return marks
+
+
+def _cpp_marks(tree, lines: list[str], helpers: frozenset[str] = frozenset()) -> dict[int, dict[str, int]]:
+    """Barrier calls from the tree's call list; 64-bit types from the tokens of each line with the tree's
+    comments cut out (type nodes are not in the shared node lists, and walking each tree again costs more)."""
+    marks: dict[int, dict[str, int]] = {}
+
+    def add(line: int, kind: str, n: int = 1) -> None:
+        marks.setdefault(line, {}).setdefault(kind, 0)
+        marks[line][kind] += n
+    code = list(lines)
+    for node in cpp.nodes_of_type(tree, "comment"):
+        (r1, c1), (r2, c2) = node.start_point, node.end_point
+        for r in range(r1, min(r2, len(code) - 1) + 1):
+            start = c1 if r == r1 else 0
+            end = c2 if r == r2 else len(code[r])
+            code[r] = code[r][:start] + " " * max(end - start, 0) + code[r][end:]
+    for i, text in enumerate(code, 1):
+        wide = len(WIDE_CPP_TOKEN.findall(text))
+        if wide:
+            add(i, WIDENING_KIND, wide)
+    for call in cpp.nodes_of_type(tree, "call_expression"):
+        name = _cpp_callee(call)
+        if BARRIER_CALL.search(name) or name in helpers:
+            add(cpp.line_of(call), BARRIER_KIND)
+    return marks
+
+
+def _cpp_callee(call) -> str:
+    return re.sub(r"<.*$", "", cpp.text_of(call.child_by_field_name("function"))).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _cpp_barrier_helpers(texts: list[str]) -> frozenset[str]:
+    """Functions of a file and its headers whose body calls a barrier: calling one is the barrier
+    (headers count: `sync_lds()` defined in the `.cuh` is as good as `__syncthreads()` inline)."""
+    out = set()
+    for text in texts:
+        for call in cpp.nodes_of_type(cpp.parse(text), "call_expression"):
+            if BARRIER_CALL.search(_cpp_callee(call)):
+                func = cpp.enclosing_function(call)
+                if func is not None and cpp.function_name(func):
+                    out.add(cpp.function_name(func).rsplit("::", 1)[-1])
+    return frozenset(out)
+
+
+def _twin_side(review: ReviewInput, path: str, language: str, side: str) -> _Side | None:
+    if language == "python":
+        tree = review.source.python(path, side)  # type: ignore[arg-type]
+        if tree is None:
+            return None
+        marks = _py_marks(tree)
+    else:
+        text = review.source.text(path, side)  # type: ignore[arg-type]
+        if text is None:
+            return None
+        family = [review.source.text(p, side) or "" for p in symbol_family(review, path)[1:]]  # type: ignore[arg-type]
+        marks = _cpp_marks(cpp.parse(text), text.split("\n"), _cpp_barrier_helpers([text] + family))
+    strip = COMMENT.get(language, COMMENT["python"])
+    lines = [_squash(strip.sub("", t)) for t in review.source.lines(path, side)]  # type: ignore[arg-type]
+    return _Side(_spans(review, path, language, side), lines, marks)
+
+
+def _name_tokens(name: str) -> list[str]:
+    return [t for t in re.split(r"_+", name.strip("_").lower()) if t]
+
+
+def _twin_names(a: str, b: str) -> bool:
+    """Names that differ in at most two `_`-separated tokens and share at least one
+    (`_attn_fwd`/`_attn_bwd`, `paged_attention_prefill`/`paged_attention_decode`, `kernel`/`kernel_v2`)."""
+    if a == b:
+        return True  # the same function in a twin file
+    ta, tb = _name_tokens(a), _name_tokens(b)
+    shared = sum(m.size for m in SequenceMatcher(None, ta, tb, autojunk=False).get_matching_blocks())
+    return shared >= 1 and shared >= max(len(ta), len(tb)) - 2
+
+
+def _body(side: _Side, span: Span) -> list[int]:
+    """The substantive line numbers of a function body."""
+    return [i for i in range(span.body or span.first, min(span.last, len(side.lines)) + 1)
+            if len(side.lines[i - 1]) >= 4]
+
+
+def _stride_order(a: str, b: str) -> bool:
+    """Two lines alike but for the order of their stride names (`x*stride_m + y*stride_n` against
+    `x*stride_n + y*stride_m`)."""
+    sa, sb = STRIDE.findall(a), STRIDE.findall(b)
+    return len(sa) >= 2 and sa != sb and sorted(sa) == sorted(sb) and STRIDE.sub("S", a) == STRIDE.sub("S", b)
+
+
+def _pair_asymmetries(fs: _Side, fb: list[int], gs: _Side, gb: list[int]) -> list[tuple[str, int, int | None, bool]]:
+    """(kind, F line, G line or None, whether F is the twin that has it) for every marker one twin's line has
+    more of than its counterpart: the most similar line of a rewritten block, or nothing for a short run
+    only one twin has (when the other's neighbourhood lacks it too)."""
+    out: list[tuple[str, int, int | None, bool]] = []
+    a, b = [fs.lines[i - 1] for i in fb], [gs.lines[i - 1] for i in gb]
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+
+    def count(side: _Side, lines: list[int], kind: str) -> int:
+        return sum(side.marks.get(i, {}).get(kind, 0) for i in lines)
+    for op, a1, a2, b1, b2 in matcher.get_opcodes():
+        if op == "equal":
+            continue
+        if op == "replace":
+            for i in range(a1, a2):
+                ratio, j = max(((SequenceMatcher(None, a[i], b[k]).ratio(), k) for k in range(b1, b2)),
+                               default=(0.0, -1))
+                if ratio < PAIR_SIMILARITY:
+                    continue
+                fm, gm = fs.marks.get(fb[i], {}), gs.marks.get(gb[j], {})
+                for kind in set(fm) | set(gm):
+                    if fm.get(kind, 0) != gm.get(kind, 0):
+                        out.append((kind, fb[i], gb[j], fm.get(kind, 0) > gm.get(kind, 0)))
+                if _stride_order(a[i], b[j]):
+                    out.append((STRIDE_KIND, fb[i], gb[j], True))
+            continue
+        # lines only one twin has
+        for lines_of, own, other, o1, o2, p1, f_has in ((fb, fs, gs, a1, a2, b1, True), (gb, gs, fs, b1, b2, a1, False)):
+            if o2 - o1 == 0 or o2 - o1 > MAX_LOST_BLOCK:
+                continue
+            w = MAX_LOST_BLOCK
+            mine = lines_of[max(o1 - w, 0):o2 + w]
+            theirs_list = gb if f_has else fb
+            theirs = theirs_list[max(p1 - w, 0):p1 + w]
+            for i in range(o1, o2):
+                for kind in own.marks.get(lines_of[i], {}):
+                    if count(other, theirs, kind) < count(own, mine, kind):
+                        if f_has:
+                            out.append((kind, lines_of[i], None, True))
+                        else:  # the line F lacks: anchored at F's line before the gap
+                            out.append((kind, -fb[max(p1 - 1, 0)] if fb else 0, lines_of[i], False))
+    return out
+
+
+def _twin_files(review: ReviewInput, f: ChangedFile, changed: dict[str, ChangedFile]) -> list[str]:
+    """Files mirroring `f`: another file of the PR whose path differs in one component by twin names, or an
+    existing file whose path swaps fwd/bwd, prefill/decode, per-arch or version tokens."""
+    parts = f.path.split("/")
+    out = []
+    for other in changed:
+        o = other.split("/")
+        if other == f.path or len(o) != len(parts) or other.rsplit(".", 1)[-1] != f.path.rsplit(".", 1)[-1]:
+            continue
+        diff = [k for k in range(len(parts)) if parts[k] != o[k]]
+        if len(diff) == 1 and _twin_names(parts[diff[0]].rsplit(".", 1)[0], o[diff[0]].rsplit(".", 1)[0]):
+            out.append(other)
+    for x, y in TWIN_FILE_SWAPS:
+        for old, new in ((x, y), (y, x)):
+            swapped = re.sub(rf"(?<![a-z0-9]){old}(?![a-z0-9])", new, f.path)
+            if swapped != f.path and swapped not in out and swapped not in changed \
+                    and review.source.exists(swapped) and review.source.exists(swapped, "base"):
+                out.append(swapped)
+    return out
+
+
+@detector("twin-divergence")
+def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
+    files = {f.path: f for f in review.changed("python", "cpp", include_tests=False)
+             if not f.is_new and (f.added or f.removed) and not f.skipped}
+    sides: dict[tuple[str, str], _Side | None] = {}
+
+    def side_of(path: str, old: str, language: str, side: str) -> _Side | None:
+        key = (path if side == "head" else old, side)
+        if key not in sides:
+            sides[key] = _twin_side(review, key[0], language, side)
+        return sides[key]
+    reported: set[tuple[str, int]] = set()
+    for f in files.values():
+        head = side_of(f.path, f.old_path or f.path, f.language, "head")
+        if head is None or not head.spans:
+            continue
+        added = f.added_lines
+        base = side_of(f.path, f.old_path or f.path, f.language, "base")
+        if base is None:
+            continue
+        removed = {n for n, _ in f.removed}
+        cut = {s.name for s in base.spans if any(s.body <= n <= s.last for n in removed)}  # lines only deleted
+        changed_fns = [s for s in head.spans if s.last - s.first <= MAX_TWIN_BODY
+                       and (s.name in cut or any(s.body <= n <= s.last for n in added))]
+        if not changed_fns:
+            continue
+        homes = [(f.path, f.old_path or f.path, head, base, added)]
+        for other in _twin_files(review, f, files):
+            g = files.get(other)
+            oh = side_of(other, (g.old_path or other) if g else other, f.language, "head")
+            ob = side_of(other, (g.old_path or other) if g else other, f.language, "base")
+            if oh is not None and ob is not None:
+                homes.append((other, (g.old_path or other) if g else other, oh, ob, g.added_lines if g else set()))
+        base_by_name = {s.name: s for s in base.spans}
+        for fn in changed_fns:
+            fn_base = base_by_name.get(fn.name)
+            if fn_base is None:
+                continue
+            fb_base, fb_head = _body(base, fn_base), _body(head, fn)
+            if not MIN_TWIN_BODY <= len(fb_base) <= MAX_TWIN_BODY:
+                continue
+            base_text = [base.lines[i - 1] for i in fb_base]
+            for g_path, g_old, gh, gbs, g_added in homes:
+                g_base_by_name = {s.name: s for s in gbs.spans}
+                for twin in gh.spans:
+                    if (g_path == f.path and twin.name == fn.name) or not _twin_names(fn.name, twin.name):
+                        continue
+                    if g_path != f.path and twin.name != fn.name and any(s.name == fn.name for s in gh.spans):
+                        continue  # the twin file has this very function: that is its twin
+                    tw_base = g_base_by_name.get(twin.name)
+                    if tw_base is None or twin.last - twin.first > MAX_TWIN_BODY:
+                        continue
+                    gb_base = _body(gbs, tw_base)
+                    if len(gb_base) < MIN_TWIN_BODY or min(len(gb_base), len(fb_base)) < 0.6 * max(len(gb_base), len(fb_base)):
+                        continue
+                    matcher = SequenceMatcher(None, base_text, [gbs.lines[i - 1] for i in gb_base], autojunk=False)
+                    if matcher.real_quick_ratio() < TWIN_BODY or matcher.quick_ratio() < TWIN_BODY or matcher.ratio() < TWIN_BODY:
+                        continue  # not twins on base
+                    gb_head = _body(gh, twin)
+                    before = _pair_asymmetries(base, fb_base, gbs, gb_base)
+                    after = _pair_asymmetries(head, fb_head, gh, gb_head)
+                    had: dict[tuple[str, bool], int] = {}
+                    for kind, _, _, f_has in before:
+                        had[(kind, f_has)] = had.get((kind, f_has), 0) + 1
+                    now: dict[tuple[str, bool], int] = {}
+                    for kind, _, _, f_has in after:
+                        now[(kind, f_has)] = now.get((kind, f_has), 0) + 1
+                    new = [a for a in after if now[(a[0], a[3])] > had.get((a[0], a[3]), 0)]
+                    # the PR edited F's side of each asymmetry and not the twin's (a negative F line: F has no
+                    # line there, the anchor is the line before the gap)
+                    found = [x for x in new if (x[1] in added or (x[1] < 0 and not x[3]))
+                             and (x[2] is None or x[2] not in g_added)]
+                    if not found:
+                        continue
+                    at_line = abs(found[0][1])
+                    if (f.path, at_line) in reported:
+                        continue
+                    reported.add((f.path, at_line))
+                    where = f"`{twin.name}`" + ("" if g_path == f.path else f" in `{g_path}`")
+                    every = "; ".join(_describe(x) for x in found[:6])
+                    twin_line = found[0][2] or twin.first
+                    yield Finding(
+                        rule="twin-divergence", path=f.path, line=at_line,
+                        problem=f"`{fn.name}` and {where} were near-identical twins on base "
+                                f"({matcher.ratio():.0%} of their lines alike); the PR changed `{fn.name}` and left "
+                                f"asymmetries the base pair did not have: {every}.",
+                        impact="One twin keeps an assumption the other dropped (int32 versus int64 offsets, a mask, "
+                               "a barrier, the stride order) and computes wrong results only on its own path.",
+                        action=f"Reviewer should ask the author to make the same change in {where}, or to state why "
+                               "that twin must differ.",
+                        tag="inferred",
+                        evidence=[Evidence(g_path, twin_line, (review.source.lines(g_path)[twin_line - 1].strip()[:120]
+                                                               if twin_line <= len(review.source.lines(g_path)) else twin.name))],
+                    )
+
+
+def _describe(a: tuple[str, int, int | None, bool]) -> str:
+    kind, f_line, g_line, f_has = a
+    twin = f"twin line {g_line}" if g_line else "the twin"
+    if kind == STRIDE_KIND:
+        return f"line {f_line} orders its strides unlike {twin}"
+    if f_line < 0:
+        return f"after line {-f_line} nothing stands for {twin}, which has {kind}"
+    return f"line {f_line} {'has' if f_has else 'lacks'} {kind}" + (f" ({twin} {'lacks' if f_has else 'has'} it)")
