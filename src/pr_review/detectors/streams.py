@@ -202,6 +202,7 @@ def stream_sync_missing(review: ReviewInput) -> Iterable[Finding]:
         if not any("stream" in t for _, t in f.added):
             continue
         added = f.added_lines
+        helpers: set[str] | None = None
         for qualname, func in qualified_functions(tree).items():
             if not touches(func, added):
                 continue
@@ -218,6 +219,11 @@ def stream_sync_missing(review: ReviewInput) -> Iterable[Finding]:
                 if isinstance(stream, ast.Name) and stream.id in params:
                     continue  # the caller hands in the stream and owns the synchronisation
                 read = _first_unsynced_read(func, region, produced, stream)
+                if read is not None:
+                    if helpers is None:
+                        helpers = _synchronising_helpers(review, f.path, tree)
+                    if helpers:
+                        read = _first_unsynced_read(func, region, produced, stream, helpers)
                 if read is None:
                     continue
                 name, node = read
@@ -275,9 +281,44 @@ def _plain_names(target: ast.AST) -> list[ast.Name]:
     return []
 
 
-def _first_unsynced_read(func: Func, region: ast.AST, produced: set[str], stream: ast.AST) -> tuple[str, ast.Name] | None:
+def _waits(func: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SYNC_ATTRS
+               for n in ast.walk(func))
+
+
+def _synchronising_helpers(review: ReviewInput, path: str, tree: ast.Module) -> set[str]:
+    """Names of the functions this module defines, or imports from a module of the repository, whose body
+    waits on a stream or synchronises: a call to one of them is the wait (the Python family of the file,
+    like a barrier that lives in a header)."""
+    out = {name.rsplit(".", 1)[-1] for name, fn in qualified_functions(tree).items() if _waits(fn)}
+    package = path.rsplit("/", 1)[0] if "/" in path else ""
+    for node in index_of(tree).of_type(ast.ImportFrom):
+        if node.level:
+            base = package.split("/") if package else []
+            base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+            module = "/".join(base + (node.module.split(".") if node.module else []))
+        elif node.module:
+            module = node.module.replace(".", "/")
+        else:
+            continue
+        wanted = {a.name: a.asname or a.name for a in node.names}
+        for candidate in (module + ".py", module + "/__init__.py"):
+            if not review.source.exists(candidate):
+                continue
+            other = review.source.python(candidate)
+            if other is not None:
+                for name, fn in qualified_functions(other).items():
+                    if name in wanted and _waits(fn):
+                        out.add(wanted[name])
+            break
+    return out
+
+
+def _first_unsynced_read(func: Func, region: ast.AST, produced: set[str], stream: ast.AST,
+                         helpers: set[str] = frozenset()) -> tuple[str, ast.Name] | None:  # type: ignore[assignment]
     """The first read of a produced name after the region, outside another region on the same stream,
-    with no synchronisation call between the region's end and the read."""
+    with no synchronisation call between the region's end and the read (a call to a helper that
+    synchronises counts: `helpers`)."""
     end = region.end_lineno or region.lineno
     stream_text = ast.unparse(stream)
     same_stream_spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(func)
@@ -285,6 +326,8 @@ def _first_unsynced_read(func: Func, region: ast.AST, produced: set[str], stream
                          and any((s := _stream_context(i)) is not None and ast.unparse(s) == stream_text for i in n.items)]
     syncs = sorted(n.lineno for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                    and n.func.attr in SYNC_ATTRS and n.lineno > end)
+    syncs += [n.lineno for n in ast.walk(func) if helpers and isinstance(n, ast.Call) and n.lineno > end
+              and dotted_name(n.func).rsplit(".", 1)[-1] in helpers]
     syncs += [n.lineno for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr in ("wait_stream", "wait_event", "synchronize", "wait")
               and region.lineno <= n.lineno <= end and n is not None and _is_tail_sync(n, region)]
