@@ -217,7 +217,18 @@ def _declared_unsupported(review: ReviewInput, func: ast.FunctionDef | ast.Async
     bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
     external = [b for b in bases if b and b not in PLAIN_BASES
                 and not review.source.grep(rf"^\s*class\s+{re.escape(b)}\b", "head", ("*.py",), files_only=True)]
-    return bool(external)
+    return bool(external) or _framework_hook(review, func)
+
+
+def _framework_hook(review: ReviewInput, func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A method of a duck-typed protocol an outside framework calls: other definitions of the same method
+    exist in the tree (sibling backends implementing the same hooks, with no common base class) and no code
+    of the tree calls it. vLLM asks an attention backend `get_kv_cache_stride_order()` and reads the raise as
+    "no preferred order"; declining a hook is not unfinished work."""
+    name = re.escape(func.name)
+    if len(review.source.grep(rf"^\s*(async\s+)?def {name}\s*\(", "head", ("*.py",))) < 2:
+        return False
+    return not review.source.grep(rf"\.{name}\s*\(", "head", ("*.py",), files_only=True)
 
 
 def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
