@@ -31,6 +31,7 @@ from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from .shapes import LIMIT, Extent, Scale, tensor_extent
 from .triton import KernelFile, _kernel_files
 
 BOUNDED, RUNTIME, WIDE = 0, 1, 2
@@ -57,6 +58,7 @@ class Product:
     text: str
     operands: tuple[str, str]
     key: frozenset = frozenset()  # what it multiplies, whatever the spelling (C++: see _cpp_key)
+    scale: Extent | None = None  # the production extent of the tensor it indexes, when the launch shows it
 
 
 # ------------------------------------------------------------------------------ Triton / Gluon
@@ -386,9 +388,14 @@ def _is_leading_stride(node: ast.AST) -> bool:
     return False
 
 
-def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set[str]]]) -> Iterator[tuple[Kernel, list[Product]]]:
+def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set[str]]],
+                    extents: Callable[[str], dict[str, list[Extent | None]]] | None = None,
+                    ) -> Iterator[tuple[Kernel, list[Product]]]:
     """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
-    a value loaded from memory (a page id from a table) or a parameter launched with a leading stride."""
+    a value loaded from memory (a page id from a table) or a parameter launched with a leading stride.
+    With `extents` (kernel name → parameter → the production extent of the tensor each launch binds its
+    stride to), a product whose tensor provably stays below 2^31 elements is dropped and one whose tensor
+    passes it carries that extent."""
     base = _base_products(kf)
     imports: set[str] | None = None
     for kernel in kf.kernels:
@@ -428,11 +435,69 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
                     continue  # a loaded id times a launched count (a block size): a slot number, not an offset
                 if _row_number(kernel, width, root, product):
                     continue  # the product is a row number that a later product scales: that one is the offset
+                scale = None
+                if extents is not None:
+                    known = _product_extent(kernel, params, operands, extents(kernel.func.name))
+                    if known is not None and known.elements < LIMIT:
+                        continue  # the tensor it indexes stays below 2^31 elements at production scale
+                    scale = known
                 found.setdefault(product.lineno, Product(
                     product.lineno, _short(ast.unparse(product)),
-                    (_short(ast.unparse(product.left), 40), _short(ast.unparse(product.right), 40))))
+                    (_short(ast.unparse(product.left), 40), _short(ast.unparse(product.right), 40)), scale=scale))
         if found:
             yield kernel, sorted(found.values(), key=lambda p: p.line)
+
+
+def _product_extent(kernel: Kernel, params: list[str], operands: tuple[ast.AST, ast.AST],
+                    bound: dict[str, list[Extent | None]]) -> Extent | None:
+    """The largest production extent among the tensors whose strides the product's operands use, when every
+    launch shows the allocation of each of them; None when any is not shown."""
+    best: Extent | None = None
+    used = False
+    for i, param in enumerate(params):
+        launches = bound.get(param, []) + bound.get(f"#{i}", [])
+        if not launches or not any(_mentions_any(kernel, o, {param}) for o in operands):
+            continue
+        used = True
+        if any(e is None for e in launches):
+            return None
+        for extent in launches:
+            if best is None or extent.elements > best.elements:  # type: ignore[union-attr]
+                best = extent
+    return best if used else None
+
+
+def _launch_extents(review: ReviewInput, kernel_name: str, scale: Scale) -> dict[str, list[Extent | None]]:
+    """How the PR's Python files launch `kernel_name`: per parameter bound to a `t.stride(k)`, the production
+    extent of `t` at each launch (None where the launcher does not show how `t` is allocated)."""
+    out: dict[str, list[Extent | None]] = {}
+    for _, tree in review.python_files():
+        index = index_of(tree)
+        for node in index.of_type(ast.Call):
+            if not (isinstance(node.func, ast.Subscript)
+                    and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel_name):
+                continue
+            scope = index.scope_of(node)
+            klass = next((a for a in index.ancestors(node) if isinstance(a, ast.ClassDef)), None)
+            bound = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
+            for key, value in bound:
+                if isinstance(value, ast.Starred):
+                    break
+                tensor = _strided_tensor(value)
+                if tensor is None:
+                    continue
+                name = key if isinstance(key, str) else f"#{key}"
+                out.setdefault(name, []).append(tensor_extent(scale, scope, tensor, klass))
+    return out
+
+
+def _strided_tensor(node: ast.AST) -> ast.AST | None:
+    """`t` of `t.stride(k)` / `t.stride()[k]`."""
+    if isinstance(node, ast.Subscript):
+        node = node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "stride":
+        return node.func.value
+    return None
 
 
 def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
@@ -479,17 +544,24 @@ def _mentions_any(kernel: Kernel, expr: ast.AST, names: set[str]) -> bool:
 @detector("int32-index-overflow")
 def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
     cache: dict[str, tuple[set[str], set[str]]] = {}
+    scale = Scale(review.profile)
+    bound: dict[str, dict[str, list[Extent | None]]] = {}
 
     def leading(name: str) -> tuple[set[str], set[str]]:
         if name not in cache:
             cache[name] = _leading_strides(review, name)
         return cache[name]
 
+    def extents(name: str) -> dict[str, list[Extent | None]]:
+        if name not in bound:
+            bound[name] = _launch_extents(review, name, scale)
+        return bound[name]
+
     for kf in _kernel_files(review, TRITON_TOKEN):
         if not TRITON_IMPORT.search(review.source.text(kf.f.path) or ""):
             continue  # a FlyDSL host `@flyc.jit` is not a Triton kernel
         sibling = None
-        for kernel, products in triton_products(kf, leading):
+        for kernel, products in triton_products(kf, leading, extents if scale else None):
             if sibling is None:
                 sibling = _widened_sibling(kf.tree) or (0, "")
             for product in products:
@@ -501,11 +573,16 @@ def _finding(path: str, function: str, product: Product, sibling: tuple[int, str
     evidence = [Evidence(path, sibling[0], sibling[1])] if sibling else []
     widened = (f" The same file already widens an index at line {sibling[0]} (`{sibling[1]}`); this product "
                "does not." if sibling else "")
+    trigger = None
+    if product.scale is not None:
+        trigger = (f"{product.scale.quote()}, past 2^31 = {LIMIT:,}: the offset `{product.text}` into it wraps "
+                   "once it reaches the tensor's upper part.")
     return Finding(
-        rule="int32-index-overflow", path=path, line=product.line, severity="medium",
+        rule="int32-index-overflow", path=path, line=product.line, severity="high" if trigger else "medium",
+        trigger=trigger,
         problem=f"`{product.text}` in {language} `{function}` multiplies two runtime values (`{left}` and "
                 f"`{right}`) in 32 bits and the result feeds a memory address; neither operand is widened "
-                f"to 64 bits.{widened}",
+                f"to 64 bits.{widened}" + (f" At production scale {trigger}" if trigger else ""),
         impact="Once the product passes 2^31 (long context, large batch, big KV pool) the offset wraps and "
                "the access lands at the wrong address, silently.",
         action="Author must widen the runtime operand to int64 before the multiplication, or show the "
