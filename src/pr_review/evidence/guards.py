@@ -381,6 +381,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if implementation:
         fate.fate, fate.evidence = "implemented", [implementation]
         return fate
+    announced = _title_adds_support(review, g)
+    if announced:
+        fate.fate, fate.evidence = "implemented", [announced]
+        return fate
 
     # 3. handled on head: a None-check whose subject head treats as optional everywhere it is used.
     optional = _optional_subject(g)
@@ -718,6 +722,28 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
     return ""
+
+
+SUPPORT_TITLE = re.compile(r"\b(support|supports|supported|enable|enables|implement|implements|add|adds)\b", re.IGNORECASE)
+MESSAGE_NOISE = {"support", "supported", "unsupported", "currently", "only", "with", "when", "this", "that", "must",
+                 "kernel", "path", "mode", "case", "input", "inputs", "tensor", "tensors", "yet", "does", "not", "for"}
+
+
+def _title_adds_support(review: ReviewInput, g: Guard) -> str:
+    """The deleted check rejected a case as unsupported, and the PR's title says it adds support for that
+    case ("causal masking is not supported yet" deleted by "support causal mask for asm mxfp8 mha"): the
+    implementation is the PR's purpose, often in data the check's function does not show (a new kernel
+    binary and its config row)."""
+    title = review.pr.title or ""
+    m = UNSUPPORTED.search(g.message)
+    if not m or not SUPPORT_TITLE.search(title):
+        return ""
+    # the words naming the case, not identifiers (`fmha_fwd_mxfp8_asm:` names the op, not what it rejects)
+    case = [w.lower() for w in g.message[:m.start()].split() if re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{3,}", w)]
+    stems = {w[:5] for w in case if w not in MESSAGE_NOISE}
+    said = {w.lower()[:5] for w in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", title)}
+    hit = sorted(stems & said)
+    return f"the title says the PR adds what the check rejected ({', '.join(hit)}): {short(title, 100)}" if hit else ""
 
 
 MAX_NEIGHBOUR_FILES = 40
