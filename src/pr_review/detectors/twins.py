@@ -522,8 +522,10 @@ def _py_marks(tree: ast.Module) -> dict[int, dict[str, int]]:
     for node in index.of_type(ast.Attribute):
         if node.attr in WIDE_ATTRS:
             add(node.lineno, WIDENING_KIND)
-    helpers = {fn.name for fn in index.of_type(ast.FunctionDef)
-               if any(isinstance(n, ast.Call) and BARRIER_CALL.search(_call_name(n)) for n in ast.walk(fn))}
+    helpers = set()  # functions of the module that call a barrier: calling one is the barrier
+    for call in index.of_type(ast.Call):
+        if BARRIER_CALL.search(_call_name(call)):
+            helpers.update(a.name for a in index.ancestors(call) if isinstance(a, ast.FunctionDef))
     for call in index.of_type(ast.Call):
         if BARRIER_CALL.search(_call_name(call)) or _call_name(call) in helpers:
             add(call.lineno, BARRIER_KIND)
@@ -598,13 +600,38 @@ def _name_tokens(name: str) -> list[str]:
 
 
 def _twin_names(a: str, b: str) -> bool:
-    """Names that differ in at most two `_`-separated tokens and share at least one
-    (`_attn_fwd`/`_attn_bwd`, `paged_attention_prefill`/`paged_attention_decode`, `kernel`/`kernel_v2`)."""
+    """Names that differ in one place by one token for another, or by one or two tokens more
+    (`_attn_fwd`/`_attn_bwd`, `paged_attention_prefill`/`paged_attention_decode`, `kernel`/`kernel_v2`,
+    `rmsnorm_gfx942`/`rmsnorm_gfx950`), sharing the rest."""
     if a == b:
         return True  # the same function in a twin file
     ta, tb = _name_tokens(a), _name_tokens(b)
-    shared = sum(m.size for m in SequenceMatcher(None, ta, tb, autojunk=False).get_matching_blocks())
-    return shared >= 1 and shared >= max(len(ta), len(tb)) - 2
+    ops = [op for op in SequenceMatcher(None, ta, tb, autojunk=False).get_opcodes() if op[0] != "equal"]
+    if len(ops) != 1 or len(ta) + len(tb) - (ops[0][2] - ops[0][1]) - (ops[0][4] - ops[0][3]) < 2:
+        return False  # more than one difference, or nothing shared
+    _, a1, a2, b1, b2 = ops[0]
+    return max(a2 - a1, b2 - b1) <= 2 and min(a2 - a1, b2 - b1) <= 1
+
+
+def _maybe_twins(lines: list[str], touched: list[Span], spans: list[Span]) -> bool:
+    """Whether a touched function has a twin-named function whose head body is roughly alike (a bag-of-lines
+    bound, before any base side is parsed)."""
+    bodies: dict[Span, list[str]] = {}
+
+    def body(s: Span) -> list[str]:
+        if s not in bodies:
+            bodies[s] = [t.strip() for t in lines[(s.body or s.first) - 1:s.last] if len(t.strip()) >= 4]
+        return bodies[s]
+    for a in touched:
+        for b in spans:
+            if a.name == b.name or not _twin_names(a.name, b.name) or a.last - a.first > MAX_TWIN_BODY:
+                continue
+            la, lb = len(body(a)), len(body(b))
+            if min(la, lb) < MIN_TWIN_BODY or min(la, lb) < 0.6 * max(la, lb):
+                continue
+            if SequenceMatcher(None, body(a), body(b), autojunk=False).quick_ratio() >= TWIN_BODY - 0.15:
+                return True
+    return False
 
 
 def _body(side: _Side, span: Span) -> list[int]:
@@ -698,10 +725,19 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
         return sides[key]
     reported: set[tuple[str, int]] = set()
     for f in files.values():
+        spans = _spans(review, f.path, f.language, "head")
+        if not spans:
+            continue
+        added = f.added_lines
+        # where a hunk deleted lines, its head position stands for them
+        at = added | {max(h[2], 1) for h in f.hunks if h[1]} | {h[2] + 1 for h in f.hunks if h[1]}
+        touched = [s for s in spans if any(s.first <= n <= s.last for n in at)]
+        twin_paths = _twin_files(review, f, files)
+        if not twin_paths and not _maybe_twins(review.source.lines(f.path), touched, spans):
+            continue  # no changed function has a twin-named, similar function: nothing to compare (cheap exit)
         head = side_of(f.path, f.old_path or f.path, f.language, "head")
         if head is None or not head.spans:
             continue
-        added = f.added_lines
         base = side_of(f.path, f.old_path or f.path, f.language, "base")
         if base is None:
             continue
@@ -712,7 +748,7 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
         if not changed_fns:
             continue
         homes = [(f.path, f.old_path or f.path, head, base, added)]
-        for other in _twin_files(review, f, files):
+        for other in twin_paths:
             g = files.get(other)
             oh = side_of(other, (g.old_path or other) if g else other, f.language, "head")
             ob = side_of(other, (g.old_path or other) if g else other, f.language, "base")
