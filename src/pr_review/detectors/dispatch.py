@@ -128,20 +128,57 @@ def _normalized_before(func: ast.AST | None, var: str, line: int) -> bool:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if not any(dotted_name(t) == var for t in targets):
             continue
-        value = node.value
-        for sub in ast.walk(value):
-            if isinstance(sub, ast.Call):
-                callee = dotted_name(sub.func)
-                leaf = callee.rsplit(".", 1)[-1]
-                if isinstance(sub.func, ast.Attribute) and sub.func.attr in NORMALIZERS | {"get", "value", "name"}:
-                    return True
-                if leaf and ENUM_OWNER.match(leaf) and not leaf.isupper():
-                    return True  # SomeEnum(x) / parse helper
-                if re.search(r"normali[sz]e|canonical|parse|resolve|to_enum|from_str", leaf, re.IGNORECASE):
-                    return True
-            if isinstance(sub, ast.Subscript):
-                return True  # MAPPING[x]
+        if _normalizing(node.value):
+            return True
     return False
+
+
+def _normalizing(value: ast.AST) -> bool:
+    """An expression that normalises a spelling: lower/upper/strip, an enum constructor, a parse or
+    normalise helper, a mapping look-up."""
+    for sub in ast.walk(value):
+        if isinstance(sub, ast.Call):
+            callee = dotted_name(sub.func)
+            leaf = callee.rsplit(".", 1)[-1]
+            if isinstance(sub.func, ast.Attribute) and sub.func.attr in NORMALIZERS | {"get", "value", "name"}:
+                return True
+            if leaf and ENUM_OWNER.match(leaf) and not leaf.isupper():
+                return True  # SomeEnum(x) / parse helper
+            if re.search(r"normali[sz]e|canonical|parse|resolve|to_enum|from_str", leaf, re.IGNORECASE):
+                return True
+        if isinstance(sub, ast.Subscript):
+            return True  # MAPPING[x]
+    return False
+
+
+def _normalized_by_callers(tree: ast.Module, func: ast.AST | None, var: str, literals: list[str]) -> bool:
+    """`var` is a parameter of `func` and every call of `func` in the module passes it normalised, or as a
+    literal spelled as this comparison spells it (the guard lives at the call sites, not in the hunk)."""
+    if not isinstance(func, FUNCTION_TYPES):
+        return False
+    args = func.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    if var not in positional and var not in {a.arg for a in args.kwonlyargs}:
+        return False
+    calls = [c for c in index_of(tree).calls_to(func.name) if c is not func]
+    if not calls:
+        return False
+    for call in calls:
+        offset = 1 if positional and positional[0] in ("self", "cls") and isinstance(call.func, ast.Attribute) else 0
+        value = next((k.value for k in call.keywords if k.arg == var), None)
+        if value is None and var in positional:
+            at = positional.index(var) - offset
+            value = call.args[at] if 0 <= at < len(call.args) and not any(
+                isinstance(a, ast.Starred) for a in call.args[:at + 1]) else None
+        if value is None:
+            return False  # the default, a **kwargs or *args spread: not seen
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            if value.value not in literals and any(_aliases(value.value, x) for x in literals):
+                return False  # passes another spelling of the value
+            continue
+        if not _normalizing(value):
+            return False
+    return True
 
 
 @detector("string-dispatch-unnormalized")
@@ -165,7 +202,7 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
             if len(lits) > 1 and any(_aliases(x, y) or _abbreviates(x, y) for x in lits for y in lits if x != y):
                 continue  # the comparison already enumerates spellings (`in ("bf16", "bfloat16")`)
             func = _enclosing_function(cmp_node, parents)
-            if _normalized_before(func, var, cmp_node.lineno):
+            if _normalized_before(func, var, cmp_node.lineno) or _normalized_by_callers(tree, func, var, lits):
                 continue
             other_lits = [(c.lineno, lit) for c, v, ls in compares if v == var and c is not cmp_node for lit in ls]
             alias = next(((line, lit, mine) for line, lit in other_lits for mine in lits if _aliases(mine, lit)), None)
