@@ -332,7 +332,7 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
                         continue
                     ratio, j = max(((SequenceMatcher(None, _squash(src[i]), _squash(mine[k])).ratio(), k)
                                     for k in range(b1, b2)), default=(0.0, -1))
-                    if ratio >= PAIR_SIMILARITY and len(marker.findall(mine[j])) < have:
+                    if ratio >= PAIR_SIMILARITY and not marker.search(mine[j]):  # none left, not fewer (a reflowed signature)
                         yield j + 1, what, i + 1, source[i].strip()
 
 
