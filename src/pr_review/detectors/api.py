@@ -808,9 +808,20 @@ def _loads(node: ast.AST) -> set[str]:
 # defaulted-param-dead
 # --------------------------------------------------------------------------------------------
 
+FIX_TITLE = re.compile(r"\b(fix|fixes|fixed|bug|bugfix|hotfix|eliminat\w*|avoid\w*|prevent\w*|resolv\w*|hang|"
+                       r"crash\w*|regression|workaround|deadlock|race)\b", re.IGNORECASE)
+
+
 @detector("defaulted-param-dead")
 def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
+    """Fires only where the new value demonstrably goes nowhere: the body overwrites the parameter before
+    reading it, or only hands it to a function of the tree that never reads it; or where the PR says it
+    fixes something and none of the callers passes the parameter that carries the fix (aiter#3773). A new
+    defaulted parameter of a library is otherwise an opt-in for downstream callers (ATOM, vLLM): read on
+    600+600 merged PRs, "no caller in the tree passes it" was that opt-in far more often than a dead fix."""
+    fix = bool(FIX_TITLE.search(review.pr.title or ""))
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
+    dropped_findings: list[Finding] = []
     for f, tree in review.python_files(include_tests=False):
         if not _api_path(review, f.path):
             continue
@@ -844,16 +855,21 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue
                 if arg.lineno not in f.added_lines or _compat_param(source, arg.arg):
                     continue  # a legacy/deprecated alias kept for callers outside the tree is not new behaviour
-                if _opt_in_param(source, arg.arg):
-                    continue  # documented as opt-in: the default is the intended steady state (the rule's fp_check)
                 default = defaults[arg.arg]
                 if isinstance(default, ast.Name) and default.id == arg.arg:
                     continue  # `x=x`: binds a value at definition time, not an option for callers
+                lost = _value_dropped(review, f.path, func, arg.arg)
+                if lost:
+                    dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
+                    continue
+                if not fix or _opt_in_param(source, arg.arg):
+                    continue  # documented as opt-in, or no fix announced: an opt-in for downstream callers
                 if _automatic_default(func, arg.arg, default):
                     continue  # the function chooses the value itself: callers need not pass it
-                new.append((arg, ast.unparse(defaults[arg.arg])))
+                new.append((arg, ast.unparse(default)))
             if new:
                 wanted.append((f, sig, callee, new))
+    yield from dropped_findings
     if not wanted:
         return
     calls, uncalled = _callers(review, {w[2] for w in wanted})
@@ -871,16 +887,72 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
         yield Finding(
             rule="defaulted-param-dead", path=f.path, line=dead[0][0].lineno,
             end_line=dead[-1][0].lineno if len(dead) > 1 else None,
-            problem=f"New parameter{plural} {shown} of `{sig.qualname}` ({f.path}:{sig.func.lineno}) "
+            problem=f"The PR says it fixes something (“{review.pr.title.strip()[:80]}”), but its new parameter{plural} "
+                    f"{shown} of `{sig.qualname}` ({f.path}:{sig.func.lineno}) "
                     + (f"{'are' if plural else 'is'} passed by none of its {n} call site(s) in the tree."
                        if n else f"{'have' if plural else 'has'} no caller in the tree."),
-            impact="Every existing caller keeps the default, so the behaviour the parameter adds stays off "
-                   "until a consumer (here or in a downstream repository) passes it.",
+            impact="Every existing caller keeps the default, so the fix stays off until a consumer (here or in a "
+                   "downstream repository) passes it.",
             action=f"Reviewer should ask which caller will pass {shown} and whether that consumer-side change "
                    "is linked or tracked.",
             tag="verified",
             evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c in sites[:3]],
         )
+
+
+def _dropped_finding(f: ChangedFile, sig: _Sig, arg: ast.arg, default: str, lost: tuple[int, str]) -> Finding:
+    line, how = lost
+    return Finding(
+        rule="defaulted-param-dead", path=f.path, line=arg.lineno,
+        problem=f"New parameter `{arg.arg}={default}` of `{sig.qualname}` ({f.path}:{sig.func.lineno}) is accepted, "
+                f"but {how} ({f.path}:{line}).",
+        impact=f"A caller passing `{arg.arg}` gets the same result as without it: the value is silently ignored.",
+        action=f"Author must use the value `{arg.arg}` carries, or remove the parameter.",
+        tag="verified",
+        evidence=[Evidence(f.path, line, how)],
+    )
+
+
+def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tuple[int, str] | None:
+    """Where the parameter's value demonstrably goes nowhere: a top-level statement of the body rebinds it
+    before anything reads it (`USE_EXP2 = True`), or every read of it hands it to a function of the tree
+    whose matching parameter is never read (a threaded `static_scale` the callee ignores)."""
+    for stmt in func.body:
+        reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt))
+        if reads:
+            break
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _assigns(stmt, name):
+            return stmt.lineno, f"the body overwrites `{name}` before reading it: `{ast.unparse(stmt)[:80]}`"
+    uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    if not uses:
+        return None
+    parents = index_of(func).parents
+    targets = set()
+    for use in uses:
+        parent = parents.get(use)
+        if isinstance(parent, ast.keyword) and isinstance(parents.get(parent), ast.Call) and parent.arg:
+            targets.add((dotted_name(parents[parent].func).rsplit(".", 1)[-1], parent.arg, parents[parent].lineno))
+        else:
+            return None  # read for itself somewhere: used
+    for callee, param, line in targets:
+        if not callee or not _unread_in_tree(review, path, callee, param):
+            return None
+    callee, param, line = sorted(targets, key=lambda t: t[2])[0]
+    return line, f"it is only passed on as `{callee}({param}=...)`, and `{callee}` never reads `{param}`"
+
+
+def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> bool:
+    """`callee` has exactly one definition in the head tree, it accepts `param`, and its body never reads it."""
+    hits = review.source.grep(rf"^\s*(async\s+)?def {re.escape(callee)}\s*\(", "head", ("*.py",))
+    if len(hits) != 1:
+        return False
+    tree = review.source.python(hits[0][0])
+    func = next((n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == callee), None) \
+        if tree is not None else None
+    if func is None or _is_stub(func) or param not in {a.arg for a in _params(func)}:
+        return False
+    reads, dynamic = _reads(func)
+    return not dynamic and param not in reads and func.args.kwarg is None
 
 
 AUTO_WORDS = {"auto"}
