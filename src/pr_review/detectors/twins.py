@@ -149,8 +149,10 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the formula survives whole in the new form: a restyle (`if c: return False` -> `return not c`)
             if len(WIDENING.findall(old)) > len(WIDENING.findall(new)):
                 continue  # the change drops a widening or cast: the sibling keeps the safer form
-            if _renamed_local(old, new, _bound(base_lines, owner), _bound(head_lines, fixed_in)):
-                continue  # a local binding renamed in this function; the sibling's own binding is consistent
+            if _renamed_local(old, new, _bound(base_lines, owner) | _params(base_lines, owner),
+                              _bound(head_lines, fixed_in) | _params(head_lines, fixed_in)):
+                continue  # a local or parameter renamed or replaced in this function (an interface change:
+                # `chunk_indices` -> `sequence_ids`, `chunk_ids`); the sibling's own binding is consistent
             fixes.setdefault(owner.name, []).append((base_line, text, owner, fixed_in))
         reported: set[int] = set()
         carried_by: dict[str, set[str]] = {}
@@ -164,6 +166,8 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                     on_base = next((s for s in base_spans if s.name == sibling.name), None)
                     if on_base is None:
                         continue  # the sibling is new in this PR
+                    if any(n in f.added_lines for n in range(sibling.body or sibling.first, sibling.last + 1)):
+                        continue  # the PR edited the sibling's body too and left this line: a deliberate difference
                     if sibling.name not in carried_by:
                         carried_by[sibling.name] = {_squash(base_lines[i - 1])
                                                     for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)}
@@ -220,6 +224,12 @@ def _bound(lines: list[str], span: Span) -> set[str]:
         if m:
             out.add(m.group(1))
     return out
+
+
+def _params(lines: list[str], span: Span) -> set[str]:
+    """Names in a function's signature lines (its parameters, with their annotations)."""
+    return {n for i in range(span.first, min((span.body or span.first + 1) - 1, len(lines)) + 1)
+            for n in IDENT.findall(lines[i - 1])}
 
 
 def _renamed_local(old: str, new: str, base_bound: set[str], head_bound: set[str]) -> bool:
