@@ -85,12 +85,16 @@ def _is_compiled_call(call: ast.Call, callees: set[str]) -> bool:
 
 
 def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
-    """Local names bound to a non-dense view (line, how), minus those made dense again."""
+    """Local names bound to a non-dense view (line, how), minus those made dense again and views of a
+    buffer the function allocates itself."""
     views: dict[str, tuple[int, str]] = {}
+    allocated = _allocated(func)
     for node in ast.walk(func):
         if not isinstance(node, ast.Assign):
             continue
         value = node.value
+        if _view_base(value) in allocated:
+            continue
         for target in node.targets:
             if isinstance(target, ast.Name):
                 how = strided_view(value)
@@ -103,6 +107,34 @@ def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
                         if isinstance(elt, ast.Name):
                             views[elt.id] = (node.lineno, how)
     return views
+
+
+ALLOCATORS = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+                        "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"})
+
+
+def _view_base(node: ast.AST) -> str | None:
+    """The name a view is taken of (`x` in `x[:, :n]`, `x.transpose(1, 2)`, `x.T`)."""
+    while True:
+        if isinstance(node, ast.Call):
+            node = node.func
+        if not isinstance(node, (ast.Subscript, ast.Attribute)):
+            break
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _allocated(func: ast.AST) -> set[str]:
+    """Names the function binds to a fresh allocation (`torch.empty(...)`, `x.new_zeros(...)`): the function
+    chose that buffer's layout, so a view of it is the layout the author meant the op to get (aiter#4004:
+    a bhsd buffer handed on as its bshd-shaped transpose)."""
+    out = set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
+                and isinstance(node.value.func, (ast.Attribute, ast.Name)) \
+                and dotted_name(node.value.func).rsplit(".", 1)[-1] in ALLOCATORS:
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    return out
 
 
 def _densified(func: ast.AST, name: str) -> bool:
@@ -145,6 +177,8 @@ def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, in
         views = views_of[id(func)]
         for arg in list(call.args) + [k.value for k in call.keywords]:
             how = strided_view(arg)
+            if how and _view_base(arg) in _allocated(func):
+                continue
             if how:
                 yield call, ast.unparse(arg)[:40], call.lineno, how
             elif isinstance(arg, ast.Name) and arg.id in views and not _densified(func, arg.id) \
