@@ -381,6 +381,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if implementation:
         fate.fate, fate.evidence = "implemented", [implementation]
         return fate
+    clamp = _clamped_to_limit(review, f, g)
+    if clamp:
+        fate.fate, fate.evidence = "implemented", [clamp]
+        return fate
     announced = _title_adds_support(review, g)
     if announced:
         fate.fate, fate.evidence = "implemented", [announced]
@@ -721,6 +725,27 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
         if n in added and any(_uses(s, code) for s in g.subjects) and not PREFILTER.search(code) \
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
+    return ""
+
+
+LIMIT = re.compile(r"(?<![\w.])(\w+)(>=|<=|>|<)(\w+)(?![\w(])")
+
+
+def _clamped_to_limit(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
+    """The deleted check rejected a value past a limit (`if (m > kMaxBlocks) throw`), and a line the PR adds
+    to the same file clamps that value to the same limit (`dim3 grid(std::min(m, kMaxBlocks))`): the code now
+    handles larger values (a grid-stride loop over the rest) instead of refusing them."""
+    if g.kind not in CONDITION_KINDS:
+        return ""
+    m = LIMIT.search(g.asserted.replace(" ", ""))
+    if not m:
+        return ""
+    a, b = m.group(1), m.group(3)
+    clamp = re.compile(rf"\b(?:std::)?(?:min|max)\s*\(\s*(?:{re.escape(a)}\s*,\s*{re.escape(b)}|"
+                       rf"{re.escape(b)}\s*,\s*{re.escape(a)})\s*\)")
+    for n, line in f.added:
+        if clamp.search(line):
+            return f"{f.path}:{n}: {short(line.strip(), 100)} (clamped to the limit the check enforced)"
     return ""
 
 
