@@ -147,6 +147,8 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # deleted rather than rewritten into a corrected form
             if _core(text) in new.replace("(", "").replace(")", ""):
                 continue  # the formula survives whole in the new form: a restyle (`if c: return False` -> `return not c`)
+            if _core(text) in _inlined(new, added, fixed_in).replace("(", "").replace(")", ""):
+                continue  # a subexpression hoisted into a new local (`x.element_size()` -> `element_size`)
             if len(WIDENING.findall(old)) > len(WIDENING.findall(new)):
                 continue  # the change drops a widening or cast: the sibling keeps the safer form
             if _renamed_local(old, new, _bound(base_lines, owner) | _params(base_lines, owner),
@@ -224,6 +226,18 @@ def _bound(lines: list[str], span: Span) -> set[str]:
         if m:
             out.add(m.group(1))
     return out
+
+
+def _inlined(new: str, added: list[tuple[int, str]], span: Span) -> str:
+    """The squashed new form with each local the PR binds on an added line of the function (`name = expr`)
+    replaced by its expression."""
+    own = re.match(r"^([A-Za-z_]\w*)=(?!=)", new)
+    for n, t in added:
+        if span.first <= n <= span.last:
+            m = re.match(r"^([A-Za-z_]\w*)=(?!=)(.+?);?$", t)
+            if m and m.group(1) in IDENT.findall(new) and not (own and own.group(1) == m.group(1)):
+                new = re.sub(rf"(?<![\w.]){re.escape(m.group(1))}(?!\w)", lambda _: m.group(2), new)
+    return new
 
 
 def _params(lines: list[str], span: Span) -> set[str]:
