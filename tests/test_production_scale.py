@@ -6,7 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from pr_review.detectors.shapes import LIMIT, Scale, ShapeResolver, derivation, numel, tensor_extent, AtHand
+from pr_review.detectors.shapes import (LIMIT, AtHand, Scale, ShapeResolver, derivation, id_table_bound, numel,
+                                       tensor_extent)
 from pr_review.model import PRInfo
 from pr_review.pipeline import ReviewRequest, review
 from pr_review.profiles import load_profiles
@@ -17,12 +18,13 @@ from test_fixtures_rules import FIXTURES, build_fixture_repo
 PROFILES = load_profiles()
 
 
-def _review_fixture(rule: str, case: str, tmp_path: Path):
+def _review_fixture(rule: str, case: str, tmp_path: Path, profile: str | None = None):
     path = FIXTURES / rule / case
     expect = yaml.safe_load((path / "expect.yml").read_text()) or {}
+    tmp_path.mkdir(parents=True, exist_ok=True)
     repo = build_fixture_repo(path, tmp_path / "repo", [])
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None,
-                                  profile=expect.get("profile", "aiter"), base_tip=git(repo, "rev-parse", "main").strip(),
+                                  profile=profile or expect.get("profile", "aiter"), base_tip=git(repo, "rev-parse", "main").strip(),
                                   pr=PRInfo(title="", body="")))
     return [f for f in report.all_findings if f.rule == rule]
 
@@ -38,6 +40,17 @@ def test_a_tensor_past_2g_at_production_scale_is_red_and_quotes_the_shape(tmp_pa
 def test_without_a_shown_allocation_the_finding_stays_a_warning(tmp_path: Path) -> None:
     findings = _review_fixture("int32-index-overflow", "fire-row-index-times-stride", tmp_path)
     assert findings and all(f.severity == "medium" and not f.trigger for f in findings)
+
+
+def test_id_tables_are_dropped_because_the_profile_caps_them(tmp_path: Path) -> None:
+    assert not _review_fixture("int32-index-overflow", "clean-id-table-stored", tmp_path / "a")
+    lines = {f.line for f in _review_fixture("int32-index-overflow", "clean-id-table-stored", tmp_path / "g", "generic")}
+    assert lines == {15, 22}  # without the profile's figures nothing bounds the tables
+
+
+def test_id_table_bound_is_quoted_from_the_profile() -> None:
+    entries, why = id_table_bound(Scale(PROFILES["atom"]))
+    assert entries == 1024 * 1048576 < LIMIT and "max_num_seqs" in why
 
 
 def _scope(code: str) -> ast.FunctionDef:

@@ -31,7 +31,7 @@ from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
-from .shapes import LIMIT, Extent, Scale, tensor_extent
+from .shapes import LIMIT, Extent, Scale, id_table_bound, tensor_extent
 from .triton import KernelFile, _kernel_files
 
 BOUNDED, RUNTIME, WIDE = 0, 1, 2
@@ -390,12 +390,13 @@ def _is_leading_stride(node: ast.AST) -> bool:
 
 def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set[str]]],
                     extents: Callable[[str], dict[str, list[Extent | None]]] | None = None,
-                    ) -> Iterator[tuple[Kernel, list[Product]]]:
+                    ids_bounded: bool = False) -> Iterator[tuple[Kernel, list[Product]]]:
     """Per kernel, the new narrow products that feed an address and span a whole tensor: one operand is
     a value loaded from memory (a page id from a table) or a parameter launched with a leading stride.
     With `extents` (kernel name → parameter → the production extent of the tensor each launch binds its
     stride to), a product whose tensor provably stays below 2^31 elements is dropped and one whose tensor
-    passes it carries that extent."""
+    passes it carries that extent. With `ids_bounded` (the profile caps every table of ids below 2^31 entries), a
+    row offset into a table whose values the kernel treats as ids is dropped too."""
     base = _base_products(kf)
     imports: set[str] | None = None
     for kernel in kf.kernels:
@@ -409,6 +410,7 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
         found: dict[int, Product] = {}
         roots = list(_address_roots(kernel))
         tables: set[int] | None = None
+        id_tables: set[int] | None = None
         for root in roots:
             for product in _narrow_products(kernel, width, root):
                 if product.lineno not in kf.added:
@@ -417,6 +419,11 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
                     tables = _index_tables(kernel, roots)
                 if id(root) in tables:
                     break  # a table of ids (block table, token map): one entry per page or token, far below 2^31
+                if ids_bounded:
+                    if id_tables is None:
+                        id_tables = _id_tables(kernel)
+                    if id(root) in id_tables:
+                        break  # ids stored, divided into pages or padded with -1: a table the profile caps
                 if imports is None:
                     imports = _imported(kf.tree)
                 before = base(kernel.func.name)
@@ -500,6 +507,63 @@ def _strided_tensor(node: ast.AST) -> ast.AST | None:
     return None
 
 
+def _negative_int(node: ast.AST) -> bool:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+        and isinstance(node.operand.value, int)
+
+
+def _sentinel_where(kernel: Kernel, node: ast.AST) -> bool:
+    """`tl.where(valid, idx, -1)`: a value padded with a negative id sentinel."""
+    return isinstance(node, ast.Call) and tl_call(node, kernel.aliases, "where") and \
+        any(_negative_int(a) for a in node.args[1:3])
+
+
+def _id_tables(kernel: Kernel) -> set[int]:
+    """Address roots of tables whose values the kernel treats as ids rather than data: a load padded with a
+    negative sentinel (`other=-1`), a loaded value compared with one or split into pages (`slot // PAGE`,
+    `pos % PAGE`), and a store of such a value (`tl.store(block_table + ..., slot // PAGE)`). Packed data is
+    unpacked with shifts and masks, not division, so a weight table does not qualify."""
+    loads: dict[int, int] = {}  # id(load call) -> id(its address root)
+    stores: list[tuple[ast.expr, ast.expr]] = []
+    out: set[int] = set()
+    for node in ast.walk(kernel.func):
+        if not isinstance(node, ast.Call):
+            continue
+        if tl_call(node, kernel.aliases, "load"):
+            pointer = argument(node, 0, "pointer")
+            if pointer is not None:
+                loads[id(node)] = id(pointer)
+                other = keyword(node, "other")
+                if other is not None and _negative_int(other):
+                    out.add(id(pointer))
+        elif tl_call(node, kernel.aliases, "store"):
+            pointer, value = argument(node, 0, "pointer"), argument(node, 1, "value")
+            if pointer is not None and value is not None:
+                stores.append((pointer, value))
+    if not loads:
+        return out
+    opaque = (lambda n: id(n) in loads or _opaque_helper(n))  # a helper's result is not its arguments
+
+    def loaded_in(expr: ast.AST) -> set[int]:
+        return {loads[id(n)] for n in kernel.reached(expr, opaque=opaque) if id(n) in loads}
+
+    id_math: list[ast.AST] = []
+    for node in ast.walk(kernel.func):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not loaded_in(node.right):
+            id_math.append(node.left)
+        elif isinstance(node, ast.Compare) and any(_negative_int(c) for c in [node.left, *node.comparators]):
+            id_math.extend([node.left, *node.comparators])
+    for expr in id_math:
+        out |= loaded_in(expr)
+    for pointer, value in stores:
+        for n in kernel.reached(value, opaque=opaque):
+            if (id(n) in loads and loads[id(n)] in out) or _sentinel_where(kernel, n) or (
+                    isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod)) and loaded_in(n.left)):
+                out.add(id(pointer))
+                break
+    return out
+
+
 def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
     """Address roots whose loaded value is itself an index into memory: the read of a block table, a
     token map or a top-k index list. Such tables hold one integer per page or token, so a row offset into
@@ -546,6 +610,8 @@ def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
     cache: dict[str, tuple[set[str], set[str]]] = {}
     scale = Scale(review.profile)
     bound: dict[str, dict[str, list[Extent | None]]] = {}
+    id_bound = id_table_bound(scale)
+    ids_bounded = id_bound is not None and id_bound[0] < LIMIT
 
     def leading(name: str) -> tuple[set[str], set[str]]:
         if name not in cache:
@@ -561,7 +627,7 @@ def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
         if not TRITON_IMPORT.search(review.source.text(kf.f.path) or ""):
             continue  # a FlyDSL host `@flyc.jit` is not a Triton kernel
         sibling = None
-        for kernel, products in triton_products(kf, leading, extents if scale else None):
+        for kernel, products in triton_products(kf, leading, extents if scale else None, ids_bounded):
             if sibling is None:
                 sibling = _widened_sibling(kf.tree) or (0, "")
             for product in products:

@@ -330,6 +330,28 @@ def tensor_extent(scale: Scale, scope: ast.AST, tensor: ast.AST, klass: ast.Clas
     return best
 
 
+def id_table_bound(scale: Scale) -> tuple[int, str] | None:
+    """The most entries a table of ids (page, slot, token or expert ids) holds at production scale: one id per
+    position of every sequence (max_num_seqs × max_model_len), or a few per batched token (top-k lists, expert
+    choices). None when the profile lacks a figure the bound needs."""
+    best: tuple[int, str] | None = None
+    for variant in scale.variants:
+        values = variant.values
+        if not all(k in values for k in ("max_num_seqs", "max_model_len", "max_num_batched_tokens")):
+            return None
+        candidates = [(values["max_num_seqs"] * values["max_model_len"],
+                       f"max_num_seqs {values['max_num_seqs']} × max_model_len {values['max_model_len']}")]
+        for key in ("index_topk", "num_experts_per_tok"):
+            if key in values:
+                candidates.append((values["max_num_batched_tokens"] * values[key],
+                                   f"max_num_batched_tokens {values['max_num_batched_tokens']} × {key} {values[key]}"
+                                   + (f" ({variant.name})" if variant.name else "")))
+        top = max(candidates)
+        if best is None or top[0] > best[0]:
+            best = top
+    return best
+
+
 # ------------------------------------------------------------------------------ magic-constant
 
 SHAPE_CALLS = ALLOCATORS + RESHAPES + ("new_tensor",)
