@@ -454,6 +454,21 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     return fate
 
 
+UNREAD_BY_DESIGN = re.compile(r"\buninitiali[sz]ed\b[^.\n]*\b(never|not) read\b|\b(never|not) read\b[^.\n]*\buninitiali[sz]ed\b",
+                              re.IGNORECASE)
+
+
+def _function_says_unread(review: ReviewInput, f: ChangedFile, function: str, added: set[int]) -> str:
+    """A line the PR adds anywhere in the same function (its docstring's layout table included) says the
+    bytes are left uninitialised because nothing reads them (`pad (uninitialised -- never read by the asm
+    reader)`): the PR states the assumption the zero-initialisation covered, in the function it changed."""
+    text, start = _function_span(review, f, function, "head")
+    for n, line in enumerate(text.splitlines(), start):
+        if n in added and UNREAD_BY_DESIGN.search(line):
+            return short(line.strip(), 140)
+    return ""
+
+
 def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, same_file: list[Guard],
                 added: set[int], body: str) -> GuardFate:
     target = g.target
@@ -470,7 +485,8 @@ def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, 
             fate.contradiction = _comment_above(review, f.path, "head", f.language, line, line,
                                                 pattern=CONTRADICTION_WORDS)
             why = _comment_above(review, f.path, "head", f.language, line, line, pattern=ZERO_JUSTIFY) \
-                or _block_comment(review, f, set(replacement_block(f, g.line)) | set(range(line - 3, line)), ZERO_JUSTIFY)
+                or _block_comment(review, f, set(replacement_block(f, g.line)) | set(range(line - 3, line)), ZERO_JUSTIFY) \
+                or _function_says_unread(review, f, g.function, added)
             if why and not fate.invariant:
                 fate.fate, fate.evidence = "justified", [f"{f.path}:{line}: # {why}"]
             return fate
