@@ -469,6 +469,38 @@ def _function_says_unread(review: ReviewInput, f: ChangedFile, function: str, ad
     return ""
 
 
+def _whole_names(node: ast.AST) -> set[str]:
+    """Every name and dotted attribute chain in `node`, whole (`cfg.split_k`, not also `cfg`)."""
+    inner = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+    return {d for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in inner
+            and (d := dotted_name(n))}
+
+
+def _zeroed_for_accumulation(review: ReviewInput, f: ChangedFile, g: Guard, line: int) -> str:
+    """The base zeroed the buffer only under a condition on some count (`if cfg.split_k > 1: tmp.zero_()`:
+    the splits accumulated into one buffer), and the new allocation has that count as a dimension
+    (`torch.empty((cfg.split_k, experts, …))`): each split now writes its own slice, and the buffer the
+    zeroing served is gone, redesigned rather than left uninitialised."""
+    if f.language != "python" or not g.function:
+        return ""
+    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
+    head = _function_index(review, f.path, "head").get(g.function)
+    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)) or head is None:
+        return ""
+    alloc = next((n.value for n in ast.walk(head) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and n.lineno == line and isinstance(n.value, ast.Call)), None)
+    if alloc is None or not alloc.args:
+        return ""
+    dims = _whole_names(alloc.args[0])
+    for node in ast.walk(base):
+        if isinstance(node, ast.If) and any(s.lineno <= g.line <= (s.end_lineno or s.lineno) for s in node.body):
+            counts = _whole_names(node.test)
+            hit = sorted(c for c in counts & dims if c and c.rsplit(".", 1)[-1] not in PY_NOISE)
+            if hit:
+                return f"zeroed only when `{ast.unparse(node.test)}`; the new buffer has `{hit[0]}` as a dimension"
+    return ""
+
+
 def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, same_file: list[Guard],
                 added: set[int], body: str) -> GuardFate:
     target = g.target
@@ -489,6 +521,10 @@ def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, 
                 or _function_says_unread(review, f, g.function, added)
             if why and not fate.invariant:
                 fate.fate, fate.evidence = "justified", [f"{f.path}:{line}: # {why}"]
+                return fate
+            split = _zeroed_for_accumulation(review, f, g, line)
+            if split and not fate.invariant:
+                fate.fate, fate.evidence = "rewritten", [split]
             return fate
         if body and not re.search(rf"(?<![\w.]){re.escape(target.split('.')[-1])}\b", body):
             fate.fate = "gone-with-use"
