@@ -381,6 +381,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if implementation:
         fate.fate, fate.evidence = "implemented", [implementation]
         return fate
+    switch = _debug_switch(review, f, g)
+    if switch:
+        fate.fate, fate.evidence = "gone-debug-switch", [switch]
+        return fate
     clamp = _clamped_to_limit(review, f, g)
     if clamp:
         fate.fate, fate.evidence = "implemented", [clamp]
@@ -777,6 +781,31 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
         if n in added and any(_uses(s, code) for s in g.subjects) and not PREFILTER.search(code) \
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
+    return ""
+
+
+ENV_READ = re.compile(r"\bos\.(?:getenv|environ\.get|environ\[)|\benviron\.get\(|\bgetenv\(")
+
+
+def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
+    """The deleted check ran only under a switch the base read from the environment (`validate = os.getenv(
+    "ATOM_VALIDATE_SLOT_MAPPING", "0") == "1"`; `if validate and …: raise`): an opt-in debug validation, off
+    in every run that did not ask for it, so deleting it changes nothing a user runs by default."""
+    if f.language != "python" or g.kind != "if-raise" or not g.function:
+        return ""
+    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
+    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    node = next((n for n in ast.walk(base) if isinstance(n, ast.If) and n.lineno == g.line), None)
+    if node is None:
+        return ""
+    test = node.test
+    conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    switches = {c.id for c in conjuncts if isinstance(c, ast.Name)}
+    for stmt in ast.walk(base):
+        if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in switches for t in stmt.targets) \
+                and ENV_READ.search(ast.unparse(stmt.value)):
+            return f"checked only when `{ast.unparse(stmt.targets[0])}` is set: `{short(ast.unparse(stmt), 100)}`"
     return ""
 
 
@@ -1246,6 +1275,7 @@ def _lines(fates: list[GuardFate]) -> list[str]:
                       "gone-with-file": "its file was deleted",
                       "gone-inline": "an inline zero tensor argument was removed",
                       "implemented": "the PR implements the case it rejected",
+                      "gone-debug-switch": "it ran only under an opt-in debug switch read from the environment",
                       "rewritten": "its code was rewritten",
                       "justified": "the PR explains in a comment why it can go"}.get(fate.fate, fate.fate)
             if fate.evidence:
