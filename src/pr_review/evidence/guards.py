@@ -381,6 +381,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if implementation:
         fate.fate, fate.evidence = "implemented", [implementation]
         return fate
+    warned = _downgraded_to_warning(review, f, g)
+    if warned:
+        fate.fate, fate.where, fate.new_text = "warned", warned[0], warned[1]
+        return fate
     switch = _debug_switch(review, f, g)
     if switch:
         fate.fate, fate.evidence = "gone-debug-switch", [switch]
@@ -782,6 +786,29 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
     return ""
+
+
+LOG_CALLS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception"}
+
+
+def _downgraded_to_warning(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, str] | None:
+    """The same function now tests the exact failing condition and logs a warning instead of stopping
+    (`assert bs == expected` → `if bs != expected: logger.warning(…)`): a deliberate downgrade the code
+    states, not a check that vanished. The finding that "nothing checks it any more" would be wrong."""
+    if f.language != "python" or g.kind not in ("assert", "if-raise") or not g.asserted or not g.function:
+        return None
+    head = _function_index(review, f.path, "head").get(g.function)
+    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    want = re.sub(r"\s+", "", g.asserted)
+    for node in ast.walk(head):
+        if not isinstance(node, ast.If) or re.sub(r"\s+", "", _negate(node.test)) != want:
+            continue
+        for call in (c for stmt in node.body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+            if isinstance(call.func, ast.Attribute) and call.func.attr in LOG_CALLS \
+                    or dotted_name(call.func) in ("warnings.warn", "warn"):
+                return f"{f.path}:{node.lineno}", short(f"if {_norm(node.test)}: {_norm(call.func)}(…)", 100)
+    return None
 
 
 ENV_READ = re.compile(r"\bos\.(?:getenv|environ\.get|environ\[)|\benviron\.get\(|\bgetenv\(")
@@ -1276,6 +1303,7 @@ def _lines(fates: list[GuardFate]) -> list[str]:
                       "gone-inline": "an inline zero tensor argument was removed",
                       "implemented": "the PR implements the case it rejected",
                       "gone-debug-switch": "it ran only under an opt-in debug switch read from the environment",
+                      "warned": "the same condition now logs a warning instead of stopping",
                       "rewritten": "its code was rewritten",
                       "justified": "the PR explains in a comment why it can go"}.get(fate.fate, fate.fate)
             if fate.evidence:
