@@ -381,6 +381,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if implementation:
         fate.fate, fate.evidence = "implemented", [implementation]
         return fate
+    kept = _still_raises(review, f, g)
+    if kept:
+        fate.fate, fate.where, fate.new_text = "moved", kept[0], kept[1]
+        return fate
     warned = _downgraded_to_warning(review, f, g)
     if warned:
         fate.fate, fate.where, fate.new_text = "warned", warned[0], warned[1]
@@ -786,6 +790,25 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
     return ""
+
+
+def _still_raises(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, str] | None:
+    """The same function still tests the same condition and still raises the same exception at the end of
+    a longer branch (the PR built a better message first: `if pool <= 0: …; raise RuntimeError(msg)`), which
+    the guard reader skips as too long to be a plain check."""
+    if f.language != "python" or g.kind != "if-raise" or not g.function:
+        return None
+    head = _function_index(review, f.path, "head").get(g.function)
+    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    want = re.sub(r"\s+", "", g.asserted)
+    for node in ast.walk(head):
+        if isinstance(node, ast.If) and re.sub(r"\s+", "", _negate(node.test)) == want:
+            raise_ = next((r for r in node.body if isinstance(r, ast.Raise) and r.exc is not None
+                           and _exc_name(r) == g.exc), None)
+            if raise_ is not None:
+                return f"{f.path}:{raise_.lineno}", short(f"if {_norm(node.test)}: … raise {g.exc}", 100)
+    return None
 
 
 LOG_CALLS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception"}
