@@ -67,6 +67,21 @@ def _pins(review: ReviewInput, name: str) -> list[tuple[str, int, str]]:
     return [h for h in review.source.grep(_pin_pattern(name), "base") if "static_assert" in h[2] or "offsetof" in h[2]]
 
 
+HEADER = re.compile(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
+
+
+def _sees(review: ReviewInput, pin_path: str, struct_path: str) -> bool:
+    """Whether a pin in `pin_path` can be about the struct defined in `struct_path`: the same file, or a file
+    that includes the header defining it (a struct in a `.cu` is that translation unit's own)."""
+    if pin_path == struct_path:
+        return True
+    if not HEADER.search(struct_path):
+        return False
+    header = struct_path.rsplit("/", 1)[-1]
+    text = review.source.text(pin_path, "base") or ""
+    return bool(re.search(rf'#\s*include\s*[<"]([^">]*/)?{re.escape(header)}[">]', text))
+
+
 def _assertions_changed(review: ReviewInput, name: str) -> bool:
     pin = re.compile(rf"(offsetof\s*\(\s*(\w+::)*{name}\s*,|sizeof\s*\(\s*(\w+::)*{name}\s*\))")
     return any(pin.search(t) for f in review.files for _, t in f.added + f.removed)
@@ -130,9 +145,9 @@ def pinned_struct_abi_shift(review: ReviewInput) -> Iterable[Finding]:
         for name, how, line in shifted[f.path]:
             if _assertions_changed(review, name):
                 continue  # the PR moved the pins with the fields: the right shape
-            pins = _pins(review, name)
+            pins = [p for p in _pins(review, name) if _sees(review, p[0], f.path)]
             if not pins:
-                continue
+                continue  # no pin, or only pins on another struct of the same name (each .cu its own `KernelArgs`)
             path, pin_line, pin_text = pins[0]
             yield Finding(
                 rule="pinned-struct-abi-shift", path=f.path, line=line,
