@@ -153,6 +153,7 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
     if not atomics:
         return
     added = {f.path: f.added_lines for f in review.files}
+    writers: dict[str, tuple[list[str], set[int]]] = {}  # filled on first need
     for path, tree in trees.items():
         for func in ast.walk(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -171,10 +172,54 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
                     alloc = empties[value.id]
                     if alloc.lineno > call.lineno or _cleared_py(func, value.id, alloc.lineno, call.lineno):
                         continue
+                    if _written_by_launch_py(func, value.id, alloc.lineno, call, trees, atomics, writers):
+                        continue  # an earlier kernel writes the buffer first (an init or prefix-sum kernel)
                     new = (alloc.lineno in added.get(path, ()) or any(n in added.get(path, ()) for n in node_lines(call))
                            or aline in added.get(kpath, ()))
                     if new:
                         yield Hit(path, alloc.lineno, value.id, kname, call.lineno, kpath, aline, atext)
+
+
+def _py_written_params(trees: dict[str, ast.Module]) -> dict[str, tuple[list[str], set[int]]]:
+    """Triton kernel name → (its parameters, indices of those a plain `tl.store` writes through)."""
+    out: dict[str, tuple[list[str], set[int]]] = {}
+    for tree in trees.values():
+        aliases = language_aliases(tree)
+        for func in kernels(tree):
+            kernel = Kernel.build(func, aliases)
+            params = [a.arg for a in func.args.args]
+            stored: set[int] = set()
+            for call in kernel.calls("store"):
+                pointer = argument(call, 0, "pointer")
+                if pointer is not None:
+                    reached = _names_reached(kernel, pointer)
+                    stored.update(i for i, name in enumerate(params) if name in reached)
+            out[func.name] = (params, stored)
+    return out
+
+
+def _written_by_launch_py(func: ast.AST, buffer: str, after: int, atomic_call: ast.Call, trees: dict[str, ast.Module],
+                          atomics: dict[str, tuple[str, dict[int, tuple[str, int, str]]]],
+                          writers: dict[str, tuple[list[str], set[int]]]) -> bool:
+    """A kernel launched between the allocation and the atomic launch takes the buffer at a parameter it
+    stores through (aiter 74c02af75f: the prefix-sum kernel writes every offset the placement kernel then
+    bumps atomically). A kernel whose source is not among the changed files is taken to write what it is
+    given; one that only accumulates into that parameter atomically does not count."""
+    for kname, call in _launches(func):
+        if call is atomic_call or not after < call.lineno < atomic_call.lineno:
+            continue
+        if not writers:
+            writers.update(_py_written_params(trees))
+        params, stored = writers.get(kname, ([], set()))
+        for index, arg in enumerate(call.args):
+            if isinstance(arg, ast.Name) and arg.id == buffer:
+                if kname not in writers or (index in stored and index not in atomics.get(kname, ("", {}))[1]):
+                    return True
+        for kw in call.keywords:
+            if isinstance(kw.value, ast.Name) and kw.value.id == buffer and kw.arg:
+                if kname not in writers or (kw.arg in params and params.index(kw.arg) in stored):
+                    return True
+    return False
 
 
 # ------------------------------------------------------------------------------ C++ / HIP
