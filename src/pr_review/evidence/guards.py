@@ -435,6 +435,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     # 4b. the `if` that raised is still there, but its branch no longer raises (aiter-style silent return).
     if g.kind == "if-raise" and f.language == "python":
         kept = _if_without_raise(review, f, g)
+        if kept and UNSUPPORTED.search(g.message) and _branch_does_new_work(review, f, g, kept[0]):
+            fate.fate, fate.where, fate.evidence = "implemented", f"{f.path}:{kept[0]}", [
+                f"{f.path}:{kept[0]}: the branch that said the case is not supported now runs code the PR adds"]
+            return fate
         if kept:
             fate.fate, fate.where, fate.new_text = "changed", f"{f.path}:{kept[0]}", kept[1]
             fate.head_line = kept[0]
@@ -790,6 +794,25 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
     return ""
+
+
+def _branch_does_new_work(review: ReviewInput, f: ChangedFile, g: Guard, line: int) -> bool:
+    """The head `if` at `line` (the deleted raise's condition) has statements the PR adds in its branch that
+    do work: not a bare `return`/`pass`/log line, but the case being handled."""
+    head = _function_index(review, f.path, "head").get(g.function) if g.function else review.source.python(f.path)
+    if head is None:
+        return False
+    node = next((n for n in ast.walk(head) if isinstance(n, ast.If) and n.lineno == line), None)
+    if node is None:
+        return False
+    added = f.added_lines
+    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.lineno in added:
+            return True
+        if isinstance(stmt, ast.Call) and stmt.lineno in added and not (
+                isinstance(stmt.func, ast.Attribute) and stmt.func.attr in LOG_CALLS | {"info", "debug"}):
+            return True
+    return False
 
 
 def _still_raises(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, str] | None:
