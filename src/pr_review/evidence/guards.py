@@ -895,10 +895,13 @@ def _clamped_to_limit(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     if not m:
         return ""
     a, b = m.group(1), m.group(3)
-    clamp = re.compile(rf"\b(?:std::)?(?:min|max)\s*\(\s*(?:{re.escape(a)}\s*,\s*{re.escape(b)}|"
-                       rf"{re.escape(b)}\s*,\s*{re.escape(a)})\s*\)")
+    # one added line that clamps with min/max and names both sides (`grid(std::min(m, kMaxBlocks))`,
+    # `NUM_KV_SPLITS = max(1, min(256 // batch_size, min_kv_seq_len))`)
+    clamp = re.compile(r"\b(?:std::)?(?:min|max)\s*\(")
+    names = [re.compile(rf"(?<![\w.]){re.escape(x)}\b") for x in (a, b)]
     for n, line in f.added:
-        if clamp.search(line):
+        code = line.split("#", 1)[0] if f.language == "python" else line.split("//", 1)[0]
+        if clamp.search(code) and all(p.search(code) for p in names):
             return f"{f.path}:{n}: {short(line.strip(), 100)} (clamped to the limit the check enforced)"
     return ""
 
