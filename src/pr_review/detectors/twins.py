@@ -332,8 +332,8 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
     short run of marked lines the copy dropped from code it otherwise kept. Comments do not count, and a
     source line the copy holds verbatim anywhere moved rather than got lost."""
     strip = COMMENT.get(language, COMMENT["python"])
-    src = [strip.sub("", t) for t in source]
-    mine = [strip.sub("", t) for t in copy]
+    src = [strip.sub("", t) for t in _code_only(source, language)]
+    mine = [strip.sub("", t) for t in _code_only(copy, language)]
     kept = {_squash(t) for t in mine}
     matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
@@ -356,8 +356,44 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
                         continue
                     ratio, j = max(((SequenceMatcher(None, _squash(src[i]), _squash(mine[k])).ratio(), k)
                                     for k in range(b1, b2)), default=(0.0, -1))
-                    if ratio >= PAIR_SIMILARITY and not marker.search(mine[j]):  # none left, not fewer (a reflowed signature)
+                    if ratio >= PAIR_SIMILARITY and not marker.search(mine[j]) \
+                            and not marker.search(_around(mine, j)):  # none left in the statement (a reflowed call)
                         yield j + 1, what, i + 1, source[i].strip()
+
+
+STRING = re.compile(r"(?P<q>\"\"\"|'''|\"|')(?:\\.|(?!(?P=q)).)*(?P=q)")
+
+
+def _code_only(lines: list[str], language: str) -> list[str]:
+    """Python lines with string literals emptied and the inside of multi-line strings blanked: code that a
+    generator emits as text (C++ in a Python template) is no marker."""
+    if language != "python":
+        return lines
+    out, inside = [], None
+    for line in lines:
+        if inside:
+            end = line.find(inside)
+            if end < 0:
+                out.append("")
+                continue
+            line, inside = line[end + 3:], None
+        line = STRING.sub("\"\"", line)
+        opened = re.search(r"(\"\"\"|''')", line)
+        if opened:
+            line, inside = line[:opened.start()], opened.group(1)
+        out.append(line)
+    return out
+
+
+def _around(lines: list[str], j: int) -> str:
+    """The squashed statement holding line j (0-based): from the nearest earlier line whose brackets are
+    still open at j, to where they close."""
+    start, open_, most = j, 0, 0
+    for k in range(j - 1, max(j - 12, -1), -1):
+        open_ += sum(lines[k].count(c) for c in "([{") - sum(lines[k].count(c) for c in ")]}")
+        if open_ > most:  # line k opens a bracket still open at j
+            start, most = k, open_
+    return _statement(lines, start + 1)
 
 
 @detector("twin-divergence")
@@ -536,11 +572,26 @@ def _call_name(node: ast.AST) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
-def _py_marks(tree: ast.Module) -> dict[int, dict[str, int]]:
+def _py_statements(tree: ast.Module) -> dict[int, int]:
+    """line -> first line of the innermost statement (or compound statement header) holding it."""
+    starts: dict[int, int] = {}
+    for node in index_of(tree).of_type(ast.stmt):
+        body = getattr(node, "body", None)
+        last = (body[0].lineno - 1) if isinstance(body, list) and body and hasattr(body[0], "lineno") \
+            else (node.end_lineno or node.lineno)
+        for line in range(node.lineno, last + 1):
+            if line not in starts or starts[line] < node.lineno:
+                starts[line] = node.lineno
+    return starts
+
+
+def _py_marks(tree: ast.Module, starts: dict[int, int]) -> dict[int, dict[str, int]]:
+    """Markers per statement (at its first line: a reflowed call keeps its marks together)."""
     index = index_of(tree)
     marks: dict[int, dict[str, int]] = {}
 
     def add(line: int, kind: str) -> None:
+        line = starts.get(line, line)
         marks.setdefault(line, {}).setdefault(kind, 0)
         marks[line][kind] += 1
     for node in index.of_type(ast.Attribute):
@@ -607,7 +658,8 @@ def _twin_side(review: ReviewInput, path: str, language: str, side: str) -> _Sid
         tree = review.source.python(path, side)  # type: ignore[arg-type]
         if tree is None:
             return None
-        marks = _py_marks(tree)
+        starts = _py_statements(tree)
+        marks = _py_marks(tree, starts)
     else:
         text = review.source.text(path, side)  # type: ignore[arg-type]
         if text is None:
@@ -616,6 +668,12 @@ def _twin_side(review: ReviewInput, path: str, language: str, side: str) -> _Sid
         marks = _cpp_marks(cpp.parse(text), text.split("\n"), _cpp_barrier_helpers([text] + family))
     strip = COMMENT.get(language, COMMENT["python"])
     lines = [_squash(strip.sub("", t)) for t in review.source.lines(path, side)]  # type: ignore[arg-type]
+    if language == "python":  # one entry per statement, at its first line: twins are paired statement by statement
+        joined: dict[int, str] = {}
+        for line, start in sorted(starts.items()):
+            if line <= len(lines):
+                joined[start] = joined.get(start, "") + lines[line - 1]
+        lines = [joined.get(i, "") if starts.get(i, i) == i else "" for i in range(1, len(lines) + 1)]
     return _Side(_spans(review, path, language, side), lines, marks)
 
 
