@@ -168,8 +168,7 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                     on_base = next((s for s in base_spans if s.name == sibling.name), None)
                     if on_base is None:
                         continue  # the sibling is new in this PR
-                    if any(n in f.added_lines for n in range(sibling.body or sibling.first, sibling.last + 1)):
-                        continue  # the PR edited the sibling's body too and left this line: a deliberate difference
+                    edited = any(n in f.added_lines for n in range(sibling.body or sibling.first, sibling.last + 1))
                     if sibling.name not in carried_by:
                         carried_by[sibling.name] = {_squash(base_lines[i - 1])
                                                     for i in range(on_base.first, min(on_base.last, len(base_lines)) + 1)}
@@ -179,6 +178,9 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                                 if i <= len(head_lines) and head_squashed[i - 1] == old), None)
                     if hit is None or hit in reported or hit in f.added_lines:
                         continue
+                    if edited and not _partly_applied(hit, f.added_lines, head_squashed, head_squashed[fixed_in_span(fixes, name)]):
+                        continue  # the PR edited the sibling too and left this line: a deliberate difference, unless
+                        # a neighbouring line got the very rewrite the fixed function got (a fix applied in part)
                     reported.add(hit)
                     yield Finding(
                         rule="sibling-variant-unfixed", path=f.path, line=hit,
@@ -191,6 +193,20 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                         tag="inferred",
                         evidence=[Evidence(f.old_path or f.path, base_line, text.strip(), side="base")],
                     )
+
+
+def fixed_in_span(fixes: dict[str, list[tuple[int, str, Span, Span]]], name: str) -> slice:
+    span = fixes[name][0][3]
+    return slice(span.first - 1, span.last)
+
+
+def _partly_applied(hit: int, added: set[int], squashed: list[str], fixed_lines: list[str]) -> bool:
+    """A line within three of `hit` that the PR added to the sibling, identical to a line of the fixed function:
+    the author copied the fix into the sibling and missed this line (aiter 9141aa9301: g_residual and g_out
+    rebased by k_offset in both kernels, g_x in one)."""
+    mine = set(fixed_lines)
+    return any(n in added and squashed[n - 1] in mine and len(squashed[n - 1]) >= MIN_LINE // 2
+               for n in range(hit - 3, hit + 4) if 0 < n <= len(squashed) and n != hit)
 
 
 # A widening or cast in a line (`.to(...)`, `static_cast<...>`, a 64-bit type): dropping one is no fix to copy.
