@@ -80,6 +80,21 @@ def _optimisation_note(note: str) -> bool:
     return all(m.group(0).lower() in WEAK_GAP for m in GAP_WORDS.finditer(note))
 
 
+def _rejected_below(lines: list[str], last: int, language: str) -> bool:
+    """The first code line after the note is an `assert`/`raise` (C++: a CHECK or throw): the note explains
+    a limitation the code enforces (`# TODO: wait for ds_load_tr4 before including uint8` over
+    `assert kv_cache_dtype in (bf16, fp8)`), so callers outside it get an error, not a silent wrong path."""
+    comment = "#" if language == "python" else "//"
+    for line in lines[last:last + 4]:
+        code = line.strip()
+        if not code or code.startswith(comment) or code.startswith("*") or code.startswith("/*"):
+            continue
+        if language == "python":
+            return bool(re.match(r"(assert|raise)\b", code))
+        return bool(re.match(r"(\w*CHECK\w*|TORCH_CHECK|AITER_CHECK|static_assert|throw)\b", code))
+    return False
+
+
 STRONG_MARK = re.compile(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
 
 
@@ -104,6 +119,8 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the same note was already there and only its line was edited
             if not (STRONG_MARK.match(note) or GAP_WORDS.search(note)) or _optimisation_note(note):
                 continue  # clean-up or tuning note: nothing about the shipped path's behaviour
+            if _rejected_below(lines, last, f.language):
+                continue  # the next statement refuses the unsupported case: it fails loudly, as the action asks
             if _exists_on_base(review, note):
                 continue  # moved from code the base already had, in this file or another
             quoted = " ".join(part.strip() for part in note.splitlines())
