@@ -187,6 +187,43 @@ def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, in
                 yield call, arg.id, line, how
 
 
+def _callee_def(review: ReviewInput, tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    """The definition of a function this module imports from a module of the repository (one hop)."""
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if (alias.asname or alias.name) != name:
+                    continue
+                module = node.module.replace(".", "/")
+                for path in (module + ".py", module + "/__init__.py"):
+                    other = review.source.python(path) if review.source.exists(path) else None
+                    if other is not None:
+                        return next((d for d in other.body if isinstance(d, ast.FunctionDef) and d.name == alias.name), None)
+    return None
+
+
+def _callee_handles(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_text: str) -> bool:
+    """The called op is a Python function of the repository that reads the strides of (or densifies) the
+    parameter the view is passed as: the check lives in the callee (aiter bc5ea32c19: the LUT launcher
+    passes all four strides of the expanded mask to its kernel)."""
+    callee = _callee_def(review, tree, dotted_name(call.func))
+    if callee is None:
+        return False
+    params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+    param = None
+    for index, arg in enumerate(call.args):
+        if ast.unparse(arg)[:40] == arg_text and index < len(params):
+            param = params[index]
+    for kw in call.keywords:
+        if ast.unparse(kw.value)[:40] == arg_text:
+            param = kw.arg
+    if param is None:
+        return False
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and n.func.attr in ("stride", "contiguous", "is_contiguous", "strides")
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(callee))
+
+
 @detector("contiguity-unchecked")
 def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
@@ -206,6 +243,8 @@ def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
                     for c, n, _, h in _hits(base, set(range(1, len(review.source.lines(f.old_path or f.path, "base")) + 1)))}
             if (op, name, how) in before:
                 continue  # the same view reached the same op before the PR (the call moved or gained an argument)
+            if _callee_handles(review, tree, call, name):
+                continue  # the op's Python wrapper passes the strides on or makes the tensor contiguous itself
             yield Finding(
                 rule="contiguity-unchecked", path=f.path, line=call.lineno,
                 problem=f"`{name}` reaches the compiled op `{op}` as {how} (line {view_line}), a view that is not "
