@@ -3,8 +3,8 @@ detectors → gate → CI classification → validation → report. Each stage t
 returns plain data; only this module sequences them."""
 from __future__ import annotations
 
+import gc
 import re
-import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -106,6 +106,8 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
 
 def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...], notes: list[str]) -> None:
     """Rule files a repository keeps in its own tree, read from the base side like its config."""
+    import tempfile  # only for a repository that keeps its own rules
+
     with tempfile.TemporaryDirectory() as tmp:
         for directory in dirs:
             for path in source.files("base", (directory,)):
@@ -232,7 +234,29 @@ def describe(files: list[ChangedFile]) -> list[str]:
     ]
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off for one review. A review builds millions of long-lived objects
+    (every parsed tree lives until the report is written), and the collector walks all of them again
+    each time they grow by a quarter: a third of the CPU time of a large review went to finding no
+    garbage (aiter 044f906a8d: 12.0 → 6.5 s). Reference counting still frees everything that is not a
+    cycle; the cycles a review leaves (a tree and the index kept on it) are collected once, after it,
+    when the collector runs again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def review(request: ReviewRequest) -> Report:
+    with cyclic_gc_paused():
+        return _review(request)
+
+
+def _review(request: ReviewRequest) -> Report:
     timer = Timer()
     holder: list[CatFile] = []
     try:
