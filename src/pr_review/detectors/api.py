@@ -460,15 +460,17 @@ def _param_removals(f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> 
 
 
 def _defs_by_name(review: ReviewInput, names: set[str]) -> dict[str, set[str]]:
-    """Paths of the head tree that define each name (`def name(`), in one grep."""
+    """Definitions of each name (`def name(`) in the head tree, in one grep, as `path` or — for a second
+    definition in the same file (two nested helpers of one name in different closures) — `path:line`, so
+    a name defined more than once anywhere is seen as ambiguous."""
     out: dict[str, set[str]] = {n: set() for n in names}
     if not names:
         return out
     alternation = "|".join(sorted(map(re.escape, names)))
-    for path, _, text in review.source.grep(rf"^\s*(async\s+)?def ({alternation})\s*\(", "head", ("*.py",)):
+    for path, line, text in review.source.grep(rf"^\s*(async\s+)?def ({alternation})\s*\(", "head", ("*.py",)):
         m = re.match(r"\s*(?:async\s+)?def (\w+)", text)
         if m and m.group(1) in out:
-            out[m.group(1)].add(path)
+            out[m.group(1)].add(f"{path}:{line}" if path in out[m.group(1)] else path)
     return out
 
 
