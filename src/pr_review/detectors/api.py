@@ -142,6 +142,8 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
                     return True
     if _patched_at_run_time(review, cls, func):
         return True
+    if _sibling_protocol(review, cls, func, param):
+        return True
     bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
     bases = [b for b in bases if b and b not in ("object", "ABC", "Generic", "Protocol")]
     if not bases:
@@ -161,6 +163,28 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     external = [b for b in bases if b not in MODULE_BASES
                 and not review.source.grep(rf"^\s*class {re.escape(b)}\b", "head", ("*.py",), files_only=True)]
     return bool(external) and not func.name.startswith("_")
+
+
+def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param: str, limit: int = 8) -> bool:
+    """Another class elsewhere in the tree defines the same method with the same parameter (metadata
+    builders answering `builder.prepare_mtp_decode(..., positions=...)` through one duck-typed call site):
+    the signature is the protocol's, and a builder that does not need the value still has to accept it."""
+    hits = review.source.grep(rf"^\s+(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))
+    paths = list(dict.fromkeys(p for p, _, _ in hits))
+    if len(hits) < 2 or len(paths) > limit:
+        return False
+    for path in paths:
+        other = review.source.python(path)
+        if other is None:
+            continue
+        for node in index_of(other).of_type(ast.ClassDef):
+            if node.name == cls.name:
+                continue
+            for item in node.body:
+                if isinstance(item, FUNCTION_TYPES) and item.name == func.name \
+                        and param in {a.arg for a in _params(item)}:
+                    return True
+    return False
 
 
 def _patched_at_run_time(review: ReviewInput, cls: ast.ClassDef, func: Func) -> bool:
