@@ -906,22 +906,24 @@ def _clamped_to_limit(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-SUPPORT_TITLE = re.compile(r"\b(support|supports|supported|enable|enables|implement|implements|add|adds)\b", re.IGNORECASE)
+SUPPORT_TITLE = re.compile(r"\b(support|supports|supported|enable|enables|implement|implements|add|adds|allow|allows|"
+                           r"lift|lifts|unlock|unlocks|relax|relaxes|rm|remove|removes|drop|drops)\b", re.IGNORECASE)
 MESSAGE_NOISE = {"support", "supported", "unsupported", "currently", "only", "with", "when", "this", "that", "must",
                  "kernel", "path", "mode", "case", "input", "inputs", "tensor", "tensors", "yet", "does", "not", "for"}
 
 
 def _title_adds_support(review: ReviewInput, g: Guard) -> str:
     """The deleted check rejected a case as unsupported, and the PR's title says it adds support for that
-    case ("causal masking is not supported yet" deleted by "support causal mask for asm mxfp8 mha"): the
-    implementation is the PR's purpose, often in data the check's function does not show (a new kernel
-    binary and its config row)."""
+    case or lifts that restriction ("causal masking is not supported yet" deleted by "support causal mask for
+    asm mxfp8 mha"; "does not support prefix caching" by "rm mtp no prefix cache assert"): the change is the
+    PR's stated purpose, often made in data or code the check's function does not show."""
     title = review.pr.title or ""
     m = UNSUPPORTED.search(g.message)
     if not m or not SUPPORT_TITLE.search(title):
         return ""
     # the words naming the case, not identifiers (`fmha_fwd_mxfp8_asm:` names the op, not what it rejects)
-    case = [w.lower() for w in g.message[:m.start()].split() if re.fullmatch(r"[A-Za-z][A-Za-z0-9-]{3,}", w)]
+    case = [w.lower().strip(".,;:()") for w in g.message.split()
+            if re.fullmatch(r"[A-Za-z][A-Za-z-]{3,}[.,;:)]?", w)]  # words, not identifiers, archs or dtypes
     stems = {w[:5] for w in case if w not in MESSAGE_NOISE}
     said = {w.lower()[:5] for w in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", title)}
     hit = sorted(stems & said)
