@@ -393,6 +393,10 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if switch:
         fate.fate, fate.evidence = "gone-debug-switch", [switch]
         return fate
+    strided = _now_strided(f, g)
+    if strided:
+        fate.fate, fate.evidence = "implemented", [strided]
+        return fate
     clamp = _clamped_to_limit(review, f, g)
     if clamp:
         fate.fate, fate.evidence = "implemented", [clamp]
@@ -879,6 +883,25 @@ def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in switches for t in stmt.targets) \
                 and ENV_READ.search(ast.unparse(stmt.value)):
             return f"checked only when `{ast.unparse(stmt.targets[0])}` is set: `{short(ast.unparse(stmt), 100)}`"
+    return ""
+
+
+STRIDE_OF = re.compile(r"(\w+)\.stride\(")
+
+
+def _now_strided(f: ChangedFile, g: Guard) -> str:
+    """The deleted check required a layout (`k.stride(1) == 1 && k.stride(0) == head_dim`), and a line the PR
+    adds passes that tensor's strides on (`k.stride(0), k.stride(1)` into the launch): the kernel now reads
+    any stride, so the layout no longer needs checking."""
+    if g.kind not in CONDITION_KINDS:
+        return ""
+    tensors = set(STRIDE_OF.findall(g.asserted))
+    for n, line in f.added:
+        if PREFILTER.search(line) or CONDITION_LINE.match(line):
+            continue
+        hit = next((t for t in tensors if re.search(rf"(?<![\w.]){re.escape(t)}\.stride\(", line)), None)
+        if hit:
+            return f"{f.path}:{n}: {short(line.strip(), 100)} (the strides of `{hit}` are now passed on)"
     return ""
 
 
