@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import shutil
@@ -201,6 +202,17 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _review(args: argparse.Namespace) -> int:
+    # One process, one review: the cycle collector would walk the imported modules and then every
+    # parsed tree again and again (the review pauses it too, for callers that review many PRs), and at
+    # exit once more; the process frees nothing it still needs by ending.
+    gc.disable()
+    try:
+        return _review_once(args)
+    finally:
+        gc.freeze()  # what is alive at exit is not walked by the interpreter's last collection either
+
+
+def _review_once(args: argparse.Namespace) -> int:
     from .git import GitError
     from .model import PRInfo
     from .pipeline import ReviewRequest, review
