@@ -420,7 +420,7 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
         return fate
     removed = {n for n, _ in f.removed}
     params = _parameters(review, f, g.function)
-    dropped = {s for s in g.subjects & params if body and not _uses(s, body)}
+    dropped = {s for s in g.subjects & params if body and not _uses(s, body)} | _params_dropped(review, f, g, params)
     if dropped or (g.subjects and body and not any(_uses(s, body) for s in g.subjects)
                    and not _only_for_the_guard(review, f, g, removed, params)):
         fate.fate = "gone-with-subject"
@@ -1179,6 +1179,19 @@ def _touches(h: Guard, lines: set[int]) -> bool:
 
 def _block_text(review: ReviewInput, f: ChangedFile, block: set[int]) -> str:
     return "\n".join(t for n, t in f.added if n in block)
+
+
+def _params_dropped(review: ReviewInput, f: ChangedFile, g: Guard, params: set[str]) -> set[str]:
+    """Python: checked parameters the head function no longer has and whose code no longer names them
+    (a docstring recalling "the prior `write_indices` buffer" is prose, not a use)."""
+    if f.language != "python" or not g.function:
+        return set()
+    head = _function_index(review, f.path, "head").get(g.function)
+    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return set()
+    named = {n.id for n in ast.walk(head) if isinstance(n, ast.Name)} | \
+        {a.arg for a in ast.walk(head.args) if isinstance(a, ast.arg)}
+    return {s for s in g.subjects & params if s not in named}
 
 
 def _parameters(review: ReviewInput, f: ChangedFile, function: str) -> set[str]:
