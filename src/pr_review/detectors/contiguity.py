@@ -9,8 +9,10 @@ pass its strides. A plain parameter handed through is the caller's contract and 
 from __future__ import annotations
 
 import ast
+import re
 from typing import Iterable, Iterator
 
+from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name
 from ..model import Evidence, Finding
@@ -187,6 +189,11 @@ def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, in
                 yield call, arg.id, line, how
 
 
+def _is_stub(func: ast.FunctionDef) -> bool:
+    """A `@compile_ops` declaration whose body is `...`: the op is the C++ function of that name."""
+    return all(isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) for b in func.body)
+
+
 def _callee_def(review: ReviewInput, tree: ast.Module, name: str) -> ast.FunctionDef | None:
     """The definition of a function this module imports from a module of the repository (one hop)."""
     for node in tree.body:
@@ -202,13 +209,37 @@ def _callee_def(review: ReviewInput, tree: ast.Module, name: str) -> ast.Functio
     return None
 
 
+def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool:
+    """The C++ definition of a compiled op (under csrc/) reads the strides of its parameter at `index`
+    (`out.stride(0)`, `input.strides()`): the kernel is launched with the view's real layout."""
+    hits = review.source.grep(rf"\b{re.escape(op)}\s*\(", "head", ("csrc/*.cu", "csrc/*.cpp", "csrc/*.hip"), files_only=True)
+    for path, _, _ in hits[:4]:
+        text = review.source.text(path) or ""
+        tree = cpp.parse(text)
+        for func in cpp.nodes_of_type(tree, "function_definition"):
+            if cpp.function_name(func).rsplit("::", 1)[-1] != op:
+                continue
+            declarator = func.child_by_field_name("declarator")
+            while declarator is not None and declarator.type != "function_declarator":
+                declarator = declarator.child_by_field_name("declarator")
+            params = declarator.child_by_field_name("parameters") if declarator is not None else None
+            names = [cpp.text_of(n).lstrip("&* ").strip() for p in (params.named_children if params is not None else [])
+                     for n in [p.child_by_field_name("declarator")] if n is not None]
+            if index < len(names) and re.search(rf"\b{re.escape(names[index])}\s*(\.|->)\s*strides?\s*\(",
+                                                cpp.text_of(func)):
+                return True
+    return False
+
+
 def _callee_handles(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_text: str) -> bool:
     """The called op is a Python function of the repository that reads the strides of (or densifies) the
     parameter the view is passed as: the check lives in the callee (aiter bc5ea32c19: the LUT launcher
     passes all four strides of the expanded mask to its kernel)."""
     callee = _callee_def(review, tree, dotted_name(call.func))
-    if callee is None:
-        return False
+    if callee is None or _is_stub(callee):
+        position = next((i for i, a in enumerate(call.args) if ast.unparse(a)[:40] == arg_text), None)
+        op = dotted_name(call.func).rsplit(".", 1)[-1]
+        return position is not None and bool(op) and _native_reads_strides(review, op, position)
     params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
     param = None
     for index, arg in enumerate(call.args):
