@@ -98,8 +98,18 @@ def _stem_shared(a: str, b: str) -> bool:
 
 # ------------------------------------------------------------------------------ A1
 
+# A PR that says it tunes or speeds up a path and says nothing of a fix: a change confined to one variant is the
+# scope of the optimisation, not a fix left out of a sibling (aiter 3501107936 "GEMM tuning", b8a33797ea "perf(...):
+# defer ... in no-mask kernel", d50194cae2 "Opt silu_and_mul", bb8eabea4e "... to pipeline non-dot loads").
+PERF_TITLE = re.compile(r"\bperf|optimi[sz]|\bopt\b|speed ?up|\btun(e|ed|ing)\b|pipelin|faster|latency", re.I)
+FIX_TITLE = re.compile(r"\bfix|\bbug|correct|wrong|overflow|crash|\bnan\b|accuracy|hang|race|oob|illegal", re.I)
+
+
 @detector("sibling-variant-unfixed")
 def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
+    title = review.pr.title or ""
+    if PERF_TITLE.search(title) and not FIX_TITLE.search(title):
+        return
     for f in review.changed("python", "cpp", include_tests=False):
         if f.is_new or not f.added:
             continue
