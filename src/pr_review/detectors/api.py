@@ -148,13 +148,16 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     bases = [b for b in bases if b and b not in ("object", "ABC", "Generic", "Protocol")]
     if not bases:
         return False
-    hits = review.source.grep(rf"^\s*def {re.escape(func.name)}\s*\(", "head", ("*.py",))
-    for path, _, _ in hits[:40]:
+    # the files that define a base class (one grep), not every file defining a method of this name: a
+    # `forward` is defined in hundreds of files, and the base's file could fall past any cap on those
+    alternation = "|".join(sorted(map(re.escape, set(bases))))
+    base_files = review.source.grep(rf"^\s*class ({alternation})\b", "head", ("*.py",), files_only=True)
+    for path, _, _ in base_files[:20]:
         other = review.source.python(path)
         if other is None:
             continue
-        for node in ast.walk(other):
-            if isinstance(node, ast.ClassDef) and node.name in bases:
+        for node in index_of(other).of_type(ast.ClassDef):
+            if node.name in bases:
                 for item in node.body:
                     if isinstance(item, FUNCTION_TYPES) and item.name == func.name:
                         return True  # the base defines it: an override, whatever the base's parameters
