@@ -59,6 +59,7 @@ class Scale:
         data = (profile.data.get("scale") if profile is not None else None) or {}
         self.engine = {k: (int(v["value"]), str(v.get("source", ""))) for k, v in (data.get("engine") or {}).items()}
         self.models = list(data.get("models") or [])
+        self.derived = {name: tuple(text.split()) for name, text in (data.get("derived") or {}).items()}
 
     @cached_property
     def variants(self) -> list[Variant]:
@@ -365,31 +366,38 @@ class AtHand:
     value: int
     text: str  # how the scope names it: "self.config.kv_lora_rank", "self.head_dim"
     source: str  # "DeepSeek-V3 config.json", "assigned at line 12"
+    variant: str = ""  # the profile model the value belongs to; "" for a value the file itself states
 
 
 def _at_hand(scope: ast.AST, tree: ast.Module, scale: Scale, class_node: ast.ClassDef | None) -> list[AtHand]:
     """Model dimensions the scope has at hand: config attributes it reads (valued from the profile's
-    models, or from a default assigned in the same file), and `self.<dim>` attributes the class assigns
-    from a config attribute or a literal."""
+    models, or from a default assigned in the same file), `self.<dim>` attributes the class assigns from a
+    config attribute or a literal, and — for sums and products only — the other keys of a config object the
+    scope reads composed as the profile's `derived` dimensions say (`hf_config.kv_lora_rank +
+    hf_config.qk_rope_head_dim` when it reads `hf_config`)."""
     out: list[AtHand] = []
-    seen: set[tuple[int, str]] = set()
+    seen: set[tuple[int, str, str]] = set()
 
-    def add(value: int, text: str, source: str) -> None:
-        if (value, text) not in seen and value not in TRIVIAL and value > 2:
-            seen.add((value, text))
-            out.append(AtHand(value, text, source))
+    def add(value: int, text: str, source: str, variant: str = "") -> None:
+        if (value, text, variant) not in seen and value not in TRIVIAL and value > 2:
+            seen.add((value, text, variant))
+            out.append(AtHand(value, text, source, variant))
+
+    def valued(key: str, text: str, via: str = "") -> None:
+        for variant in scale.variants:
+            if key in variant.values and variant.name:
+                add(variant.values[key], text, f"{via}{key}={variant.values[key]} in {variant.sources.get(key, variant.name)}",
+                    variant.name)
+        if key in defaults:
+            add(defaults[key][0], text, f"{via}{key} = {defaults[key][0]} at line {defaults[key][1]}")
 
     defaults = _file_defaults(tree)
-    reads: set[str] = set()
+    objects: set[str] = set()
     for node in ast.walk(scope):
         if isinstance(node, ast.Attribute) and CONFIG_OBJECT.search(dotted_name(node.value) or ""):
-            reads.add(ast.unparse(node))
-            key = node.attr
-            for variant in scale.variants:
-                if key in variant.values and variant.name:
-                    add(variant.values[key], ast.unparse(node), f"{key}={variant.values[key]} in {variant.sources.get(key, variant.name)}")
-            if key in defaults:
-                add(defaults[key][0], ast.unparse(node), f"{key} = {defaults[key][0]} at line {defaults[key][1]}")
+            if any(node.attr in v.values and node.attr not in scale.engine for v in scale.variants):
+                objects.add(dotted_name(node.value))  # it holds model dimensions (not only engine settings)
+            valued(node.attr, ast.unparse(node))
     if class_node is not None:
         for node in ast.walk(class_node):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
@@ -398,13 +406,14 @@ def _at_hand(scope: ast.AST, tree: ast.Module, scale: Scale, class_node: ast.Cla
                 if value is not None:
                     add(value, ast.unparse(node.targets[0]), f"assigned at line {node.lineno}")
                 elif isinstance(node.value, ast.Attribute) and CONFIG_OBJECT.search(dotted_name(node.value.value) or ""):
-                    key = node.value.attr
-                    for variant in scale.variants:
-                        if key in variant.values and variant.name:
-                            add(variant.values[key], ast.unparse(node.targets[0]),
-                                f"{ast.unparse(node.value)}: {key}={variant.values[key]} in {variant.sources.get(key, variant.name)}")
-                    if key in defaults:
-                        add(defaults[key][0], ast.unparse(node.targets[0]), f"{key} = {defaults[key][0]} at line {defaults[key][1]}")
+                    valued(node.value.attr, ast.unparse(node.targets[0]), f"{ast.unparse(node.value)}: ")
+    for obj in sorted(objects):
+        for name, (left, op, right) in scale.derived.items():
+            for variant in scale.variants:
+                if variant.name and left in variant.values and right in variant.values:
+                    a, b = variant.values[left], variant.values[right]
+                    add(a + b if op == "+" else a * b, f"{obj}.{left} {op} {obj}.{right}",
+                        f"{name}: {left}={a}, {right}={b} in {variant.sources.get(left, variant.name)}", variant.name)
     return out
 
 
@@ -439,9 +448,17 @@ def _shape_literals(call: ast.Call) -> Iterator[ast.Constant]:
     for arg in args:
         elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
         for element in elements:
-            for n in ast.walk(element):
-                if isinstance(n, ast.Constant) and _int(n) is not None:
-                    yield n
+            yield from _dimension_literals(element)
+
+
+def _dimension_literals(element: ast.AST) -> Iterator[ast.Constant]:
+    """Literals that are a dimension, or a term or factor of one (`n * 576`, `512 + 64`); a divisor or modulus
+    (`D // 128`, a quantisation group) is not a dimension."""
+    if isinstance(element, ast.Constant) and _int(element) is not None:
+        yield element
+    elif isinstance(element, ast.BinOp) and isinstance(element.op, (ast.Add, ast.Mult)):
+        yield from _dimension_literals(element.left)
+        yield from _dimension_literals(element.right)
 
 
 def _stride_compare_literals(node: ast.Compare) -> Iterator[ast.Constant]:
@@ -458,13 +475,14 @@ def _stride_compare_literals(node: ast.Compare) -> Iterator[ast.Constant]:
 
 
 def derivation(literal: int, at_hand: list[AtHand]) -> tuple[str, list[AtHand]] | None:
-    """How `literal` follows from the dimensions at hand: one of them, or a sum or product of two."""
+    """How `literal` follows from the dimensions at hand: one of them (a profile-derived one included), or a
+    sum or product of two values of one model (or stated by the file)."""
     for a in at_hand:
         if a.value == literal:
             return f"`{a.text}`", [a]
     for i, a in enumerate(at_hand):
         for b in at_hand[i:]:
-            if a.text == b.text:
+            if a.text == b.text or (a.variant and b.variant and a.variant != b.variant):
                 continue
             if a.value + b.value == literal:
                 return f"`{a.text} + {b.text}`", [a, b]
