@@ -343,8 +343,9 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
             cls = _class_of(tree, func) or False
         if cls and _method_signature_shared(review, tree, cls, func, name):
             continue
-        if _decorator_consumes(review, func, name):
-            continue
+        if _decorator_consumes(review, func, name) or (
+                func.name == "__init__" and cls and _decorator_consumes(review, cls, name)):
+            continue  # a decorator of the function (or, for __init__, of its class) takes the value itself
         out.append(arg)
     return out
 
@@ -354,7 +355,7 @@ PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "cached_property"
                     "dataclass", "contextmanager", "setter", "getter", "override", "compile"}
 
 
-def _decorator_consumes(review: ReviewInput, func: Func, param: str) -> bool:
+def _decorator_consumes(review: ReviewInput, func: Func | ast.ClassDef, param: str) -> bool:
     """A project decorator that takes the parameter itself (`@mark_trace` reading `prefix=` from the
     call) makes an unread parameter intentional: the wrapper, not the body, consumes it."""
     for d in func.decorator_list:
@@ -676,7 +677,10 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str) -> bool:
         return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
     if isinstance(node, ast.Attribute):
         if method:
-            return True
+            owner = dotted_name(node.value)
+            cls = g.qualname.split(".")[0]
+            # `OtherClass.name` (a capitalised class reference) is another class's method of that name
+            return not (owner and owner[:1].isupper() and "." not in owner and owner != cls)
         owner = dotted_name(node.value)
         return bool(owner) and bool(set(owner.split(".")) & parts)
     return not method and hit_path == g.f.path
