@@ -12,7 +12,7 @@ import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines
+from ..lang.python import dotted_name, node_lines, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -67,7 +67,7 @@ def _is_compile(node: ast.AST, aliases: set[str]) -> bool:
 
 def _calls(stmts: list[ast.stmt], names: set[str]) -> bool:
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Call) and _norm(ast.unparse(n.func)) in names:
                 return True
     return False
@@ -75,7 +75,7 @@ def _calls(stmts: list[ast.stmt], names: set[str]) -> bool:
 
 def _returns_value(stmts: list[ast.stmt], names: set[str]) -> bool:
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             if isinstance(n, ast.Return) and n.value is not None and _norm(ast.unparse(n.value)) in names:
                 return True
     return False
@@ -193,7 +193,7 @@ def _stored_names(stmt: ast.Assign, after: list[ast.stmt]) -> set[str]:
     names it is copied to afterwards (`exe._cf = cf`)."""
     names = {_norm(ast.unparse(t)) for t in stmt.targets}
     for s in after:
-        for n in ast.walk(s):
+        for n in walk(s):
             if isinstance(n, ast.Assign) and _norm(ast.unparse(n.value)) in names:
                 names.update(_norm(ast.unparse(t)) for t in n.targets)
     return names
@@ -208,8 +208,8 @@ def _aliases(func: ast.AST, stored: set[str]) -> set[str]:
     (`compiled = cache.get(key)`, `cf = getattr(exe, "_cf", None)`)."""
     roots = {_root(s) for s in stored}
     out = set()
-    for n in ast.walk(func):
-        if isinstance(n, ast.Assign) and {x.id for x in ast.walk(n.value) if isinstance(x, ast.Name)} & roots:
+    for n in walk(func):
+        if isinstance(n, ast.Assign) and {x.id for x in walk(n.value) if isinstance(x, ast.Name)} & roots:
             out.update(t.id for t in n.targets if isinstance(t, ast.Name))
     return out
 
@@ -218,10 +218,10 @@ def _cache_checked(func: ast.AST, stored: set[str]) -> bool:
     """The function looks the compiled function up before compiling: an `if` on the stored name
     (or on a name read from the same cache), a `getattr(...)`, a `.get(...)` or an `in` test."""
     roots = {_root(s) for s in stored} | _aliases(func, stored)
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, (ast.If, ast.IfExp)):
             test = ast.unparse(n.test)
-            names = {x.id for x in ast.walk(n.test) if isinstance(x, ast.Name)}
+            names = {x.id for x in walk(n.test) if isinstance(x, ast.Name)}
             if names & roots or re.search(r"getattr|\.get\(|\bin\b|hasattr", test):
                 return True
     return False
@@ -286,7 +286,7 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
         parents = index_of(tree).parents
         added = f.added_lines  # type: ignore[attr-defined]
         base = review.base_python(f)  # type: ignore[attr-defined]
-        base_calls = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.Call)} if base else set()
+        base_calls = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.Call)} if base else set()
         defs_by_func: dict[int, dict[str, list[ast.expr]]] = {}
         for node in index_of(tree).nodes:
             if not (isinstance(node, ast.Call) and dotted_name(node.func) in {f"{a}.bitcast" for a in aliases}):
@@ -339,7 +339,7 @@ def _enclosing(node: ast.AST, parents: dict) -> ast.AST | None:
 
 def _local_defs(scope: ast.AST) -> dict[str, list[ast.expr]]:
     defs: dict[str, list[ast.expr]] = {}
-    for n in ast.walk(scope):
+    for n in walk(scope):
         if isinstance(n, ast.Assign):
             for t in n.targets:
                 if isinstance(t, ast.Name):

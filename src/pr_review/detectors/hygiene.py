@@ -14,7 +14,7 @@ else:  # the same parser, published as tomli before it joined the standard libra
 
 from ..lang import Unparsable
 from ..lang.index import index_of
-from ..lang.python import dotted_name, parse, string_constants
+from ..lang.python import dotted_name, parse, string_constants, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -352,7 +352,7 @@ def _setup_requires(text: str | None) -> set[str]:
                                                   for t in node.targets):
             values.append(node.value)
         for value in values:
-            for sub in ast.walk(value):
+            for sub in walk(value):
                 if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                     name = _req_name(sub.value)
                     if name and re.match(r"^[\w.-]+\s*(?:[<>=!~\[;]|$)", sub.value.strip()):

@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 
 from ..lang.index import index_of
-from ..lang.python import FUNCTION_TYPES, dotted_name
+from ..lang.python import FUNCTION_TYPES, dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -46,15 +46,15 @@ def _derived_from(value: ast.AST | None, base: str, func: ast.AST | None) -> ast
     """The `<x>.<base>` read the value is computed from (directly, or through one local variable)."""
     if value is None:
         return None
-    for n in ast.walk(value):
+    for n in walk(value):
         if isinstance(n, ast.Attribute) and n.attr == base and isinstance(n.ctx, ast.Load):
             return n
     if func is not None:
-        names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
-        for stmt in ast.walk(func):
+        names = {n.id for n in walk(value) if isinstance(n, ast.Name)}
+        for stmt in walk(func):
             if isinstance(stmt, ast.Assign) and stmt.lineno < value.lineno and \
                     any(isinstance(t, ast.Name) and t.id in names for t in stmt.targets):
-                for n in ast.walk(stmt.value):
+                for n in walk(stmt.value):
                     if isinstance(n, ast.Attribute) and n.attr == base and isinstance(n.ctx, ast.Load):
                         return n
     return None
@@ -64,7 +64,7 @@ def _view_only(value: ast.AST, base: str) -> bool:
     """`x.base.view(...)`, `x.base.t()`, a `*_view(x.base)` helper and the like share storage: no second
     copy is pinned."""
     node = value
-    for call in ast.walk(value):
+    for call in walk(value):
         if isinstance(call, ast.Call) and re.search(r"(^|_)view$|as_strided|alias", dotted_name(call.func).rsplit(".", 1)[-1]):
             return True
     if isinstance(node, ast.Call) and dotted_name(node.func).rsplit(".", 1)[-1] in ("Parameter", "Buffer") and node.args:
@@ -115,7 +115,7 @@ def _released(tree: ast.Module, base: str, variant: str, variant_stmt: ast.AST, 
             continue
         if isinstance(node.value, ast.Constant) and node.value.value is None:
             return node
-        reads = {n.attr for n in ast.walk(node.value) if isinstance(n, ast.Attribute)}
+        reads = {n.attr for n in walk(node.value) if isinstance(n, ast.Attribute)}
         if variant in reads:
             return node  # the original now points at the variant
         same_home = home is not None and _inside(node, {home}, parents) and node.lineno > variant_stmt.lineno

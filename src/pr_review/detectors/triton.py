@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines
+from ..lang.python import dotted_name, node_lines, walk
 from ..lang.triton import (
     Kernel,
     argument,
@@ -62,7 +62,7 @@ class KernelFile:
                 base_aliases = language_aliases(base_tree)
                 for func in kernels(base_tree):
                     self._base_calls.setdefault(func.name, set()).update(
-                        ast.unparse(n) for n in ast.walk(func)
+                        ast.unparse(n) for n in walk(func)
                         if isinstance(n, ast.Call) and dotted_name(n.func).rpartition(".")[0] in base_aliases)
         return self._base_calls
 
@@ -212,7 +212,7 @@ def _loop_full_tiles(loop: ast.For, extent: str) -> bool:
     bounds = loop.iter.args[1:2] if len(loop.iter.args) >= 2 else loop.iter.args[:1]
     for bound in bounds:
         text = ast.unparse(bound)
-        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in ast.walk(bound)):
+        if any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.FloorDiv) for n in walk(bound)):
             return True
         if re.search(rf"-\s*{re.escape(extent)}\b", text):
             return True
@@ -233,17 +233,17 @@ def _guarded(kernel: Kernel, call: ast.Call, ptr_text: str, extent: str) -> bool
     for a in kernel.ancestors(call):
         if isinstance(a, (ast.If, ast.IfExp, ast.While)):
             test = a.test
-            names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)} | \
-                    {n.attr for n in ast.walk(test) if isinstance(n, ast.Attribute)}
+            names = {n.id for n in walk(test) if isinstance(n, ast.Name)} | \
+                    {n.attr for n in walk(test) if isinstance(n, ast.Attribute)}
             if any(GUARD_NAME.search(n) for n in names):
                 return True
-            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for n in ast.walk(test)
+            if any(isinstance(op, (ast.Lt, ast.LtE, ast.Gt, ast.GtE)) for n in walk(test)
                    if isinstance(n, ast.Compare) for op in n.ops) and _mentions(kernel, test, extent):
                 return True
             if isinstance(a, ast.If):
                 sibling = a.orelse if child in a.body or any(child is s for s in a.body) else a.body
                 for stmt in sibling:
-                    for n in ast.walk(stmt):
+                    for n in walk(stmt):
                         if tl_call(n, kernel.aliases, "load", "store") and isinstance(n, ast.Call) \
                                 and n.args and ast.unparse(n.args[0]) == ptr_text and _mask_of(n) is not None:
                             return True
@@ -270,7 +270,7 @@ def _aligned_elsewhere(tree: ast.Module, kernel: Kernel, extent: str) -> bool:
             test = node.args[0]
         if test is None:
             continue
-        for n in ast.walk(test):
+        for n in walk(test):
             if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod) and ast.unparse(n.right).endswith(extent):
                 return True
     return False
@@ -281,7 +281,7 @@ def _dimension(kernel: Kernel, tile: Tile) -> str | None:
     the same offsets (`offs_k < K`) — proof that the kernel itself treats the dimension as ragged."""
     if not tile.offset:
         return None
-    for n in ast.walk(kernel.func):
+    for n in walk(kernel.func):
         if isinstance(n, ast.Compare) and len(n.ops) == 1 and isinstance(n.ops[0], (ast.Lt, ast.LtE)):
             left = n.left
             while isinstance(left, ast.Subscript):
@@ -569,7 +569,7 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = node
             break
-    assigned = [(n.lineno, n.value) for n in ast.walk(scope) if isinstance(n, ast.Assign)
+    assigned = [(n.lineno, n.value) for n in walk(scope) if isinstance(n, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
     if assigned:
         ranks = {len(v.elts) if isinstance(v, ast.Tuple) else
@@ -581,7 +581,7 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
         return max(before, key=lambda lv: lv[0])[1] if before else None
     for n in index_of(tree).nodes:
         if isinstance(n, ast.FunctionDef) and n.name == name:
-            returns = [r.value for r in ast.walk(n) if isinstance(r, ast.Return) and r.value is not None]
+            returns = [r.value for r in walk(n) if isinstance(r, ast.Return) and r.value is not None]
             if len(returns) == 1:
                 return returns[0]
     return None
@@ -710,7 +710,7 @@ def _knob_sites(tree: ast.Module, knobs: tuple[str, ...]) -> Iterator[KnobSite]:
     config function or bound to a `*config*` name (the op's config table), and `tl.range(...,
     num_stages=)` inside kernels (software pipelining, not a launch)."""
     parents = index_of(tree).parents
-    in_kernel = {id(n) for k in kernels(tree) for n in ast.walk(k)}
+    in_kernel = {id(n) for k in kernels(tree) for n in walk(k)}
     for node in index_of(tree).nodes:
         if id(node) in in_kernel:
             continue
@@ -757,7 +757,7 @@ def _arch_conditional(node: ast.AST, parents: dict, arch_names: set[str]) -> boo
         if isinstance(node, (ast.If, ast.IfExp)):
             test = node.test
             if ARCH_TEST.search(ast.unparse(test)) or any(
-                    isinstance(n, ast.Name) and n.id in arch_names for n in ast.walk(test)):
+                    isinstance(n, ast.Name) and n.id in arch_names for n in walk(test)):
                 return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and ARCH_TEST.search(node.name):
             return True
@@ -870,7 +870,7 @@ def _knob_sensitive_kernel(resolver: _KernelResolver, path: str, tree: ast.Modul
         scope: ast.AST = site
         while scope in parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
             scope = parents[scope]
-        names = {dotted_name(n.func.value).rsplit(".", 1)[-1] for n in ast.walk(scope)
+        names = {dotted_name(n.func.value).rsplit(".", 1)[-1] for n in walk(scope)
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)}
     for name in sorted(n for n in names if n):
         kernel, kpath = resolver.resolve(path, tree, name)
@@ -893,7 +893,7 @@ def _tunable_structure(func: ast.FunctionDef, module: ast.Module, aliases: set[s
     seen = seen if seen is not None else set()
     seen.add(func.name)
     helpers = {k.name: k for k in kernels(module)}
-    for node in ast.walk(func):
+    for node in walk(func):
         if tl_call(node, aliases, "dot", "dot_scaled"):
             return node, f"calls `{_short(node.func)}` at line {node.lineno}"
         if isinstance(node, ast.While):

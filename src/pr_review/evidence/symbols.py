@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..detectors.base import ReviewInput
+from ..lang.python import walk
 from ..source import Source
 from . import Artifact, collector
 from ._util import blob_kind, short
@@ -138,7 +139,7 @@ def module_names(tree: ast.Module) -> tuple[set[str], bool]:
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
-                    for node in ast.walk(target):
+                    for node in walk(target):
                         if isinstance(node, ast.Name):
                             names.add(node.id)
                             if node.id == "__all__":
@@ -208,7 +209,7 @@ def _type_checking(test: ast.expr) -> bool:
 
 
 def _names_in(node: ast.AST) -> set[str]:
-    return {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
+    return {n.id if isinstance(n, ast.Name) else n.attr for n in walk(node) if isinstance(n, (ast.Name, ast.Attribute))}
 
 
 @collector("symbols")
@@ -336,7 +337,7 @@ def _attributes(review: ReviewInput, resolver: Resolver, path: str, statements: 
     text = review.source.text(path) or ""
     rebound: dict[str, bool] = {}
     for stmt in statements:
-        for node in ast.walk(stmt):
+        for node in walk(stmt):
             if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                     and isinstance(node.ctx, ast.Load) and node.lineno in added):
                 continue

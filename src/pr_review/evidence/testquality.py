@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from ..detectors.base import ReviewInput
 from ..lang.index import index_of
-from ..lang.python import dotted_name
+from ..lang.python import dotted_name, walk
 from . import Artifact, collector
 from ._util import is_test_file, short
 
@@ -99,7 +99,7 @@ def _functions(tree: ast.Module) -> dict[str, ast.FunctionDef | ast.AsyncFunctio
 
 def _direct_checks(func: ast.AST) -> int:
     count = 0
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, (ast.Assert, ast.Raise)):
             count += 1
         elif isinstance(node, ast.Call):
@@ -116,7 +116,7 @@ def _direct_checks(func: ast.AST) -> int:
 def _asserting_helpers(functions: dict[str, ast.AST]) -> set[str]:
     """Names of functions of this file that assert, directly or through each other."""
     direct = {name for name, fn in functions.items() if _direct_checks(fn)}
-    calls = {name: {_call_name(c) for c in ast.walk(fn) if isinstance(c, ast.Call)} for name, fn in functions.items()}
+    calls = {name: {_call_name(c) for c in walk(fn) if isinstance(c, ast.Call)} for name, fn in functions.items()}
     changed = True
     while changed:
         changed = False
@@ -129,7 +129,7 @@ def _asserting_helpers(functions: dict[str, ast.AST]) -> set[str]:
 
 def _reaches_check(func: ast.AST, helpers: set[str], imported: set[str]) -> int:
     count = _direct_checks(func)
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Call):
             name = _call_name(node)
             delegated = isinstance(node.func, ast.Attribute) or name in imported
@@ -154,7 +154,7 @@ def _imported_names(tree: ast.Module) -> set[str]:
 
 def _tolerances(node: ast.AST) -> list[tuple[str, float, int]]:
     out: list[tuple[str, float, int]] = []
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.keyword) and sub.arg and TOL_NAMES.search(sub.arg):
             value = _number(sub.value)
             if value is not None:
@@ -208,7 +208,7 @@ def _shapes(node: ast.AST) -> dict[str, set[int]]:
         if key and values:
             out.setdefault(key, set()).update(values)
 
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Call) and _call_name(sub) == "parametrize" and len(sub.args) >= 2:
             names = sub.args[0].value if isinstance(sub.args[0], ast.Constant) else ""
             if not isinstance(names, str):
@@ -245,7 +245,7 @@ def _self_comparison(func: ast.AST) -> str:
     """A comparison of a value with itself, or of two back-to-back results of the same call on the same inputs."""
     assigned: dict[str, tuple[str, ast.stmt]] = {}
     siblings: dict[int, tuple[list[ast.stmt], int]] = {}
-    for node in ast.walk(func):
+    for node in walk(func):
         for field_name in ("body", "orelse", "finalbody"):
             block = getattr(node, field_name, None)
             if isinstance(block, list):
@@ -254,7 +254,7 @@ def _self_comparison(func: ast.AST) -> str:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call):
             assigned[node.targets[0].id] = (ast.unparse(node.value), node)
-    for node in ast.walk(func):
+    for node in walk(func):
         pair: tuple[ast.AST, ast.AST] | None = None
         if isinstance(node, ast.Call) and _call_name(node) in COMPARE_CALLS and len(node.args) >= 2:
             pair = (node.args[0], node.args[1])
@@ -364,7 +364,7 @@ def _says_no_raise(lines: list[str], fn: ast.AST) -> bool:
 def _returns_result(fn: ast.AST) -> bool:
     """A script-style test that reports pass/fail through its return value (a count, a bool, a metrics dict)."""
     return any(isinstance(n, ast.Return) and n.value is not None
-               and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in ast.walk(fn))
+               and not (isinstance(n.value, ast.Constant) and n.value.value is None) for n in walk(fn))
 
 
 def _skipped(fn: ast.AST) -> bool:

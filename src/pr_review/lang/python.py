@@ -6,6 +6,7 @@ import io
 import tokenize
 import warnings
 import weakref
+from collections import deque
 from typing import Iterable, Iterator
 
 from . import Unparsable
@@ -49,6 +50,39 @@ def _parse(text: str, filename: str, mode: str) -> ast.AST:
     if index_of(tree).depth > MAX_TREE_DEPTH:
         raise Unparsable(f"nested more than {MAX_TREE_DEPTH} levels deep")
     return tree
+
+
+def walk(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk`: every node under `node`, itself first, breadth first, children in field order,
+    and as lazily (a node's children are read when it is yielded). One generator for the whole walk
+    reading fields directly, where `ast.walk` runs two per node (`iter_child_nodes`, `iter_fields`):
+    about 1.7 times as fast, and walks were a fifth of a large review's time. For a whole tree or a
+    function asked repeatedly, `index_of(node).nodes` / `.of_type(...)` walks once and keeps the list."""
+    todo = deque((node,))
+    pop, push = todo.popleft, todo.append
+    while todo:
+        node = pop()
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        push(item)
+            elif isinstance(value, ast.AST):
+                push(value)
+        yield node
+
+
+def children(node: ast.AST) -> list[ast.AST]:
+    """`list(ast.iter_child_nodes(node))`, without its two generators."""
+    out: list[ast.AST] = []
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            out.extend(item for item in value if isinstance(item, ast.AST))
+        elif isinstance(value, ast.AST):
+            out.append(value)
+    return out
 
 
 def tokens(text: str) -> list[tokenize.TokenInfo]:

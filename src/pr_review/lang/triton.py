@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
 from .index import index_of
-from .python import dotted_name
+from .python import children, dotted_name, walk
 
 TRITON_LANGUAGE = {"triton.language", "triton.experimental.gluon.language"}
 JIT_DECORATORS = {"jit", "autotune", "heuristics"}
@@ -92,8 +92,9 @@ class Kernel:
     @classmethod
     def build(cls, func: ast.FunctionDef, aliases: set[str]) -> Kernel:
         k = cls(func, aliases, constexpr_params(func))
-        k.parents = {c: p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
-        for node in ast.walk(func):
+        index = index_of(func)  # kept on the function: every detector building this kernel shares one walk
+        k.parents = index.parents
+        for node in index.nodes:
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     k._bind(target, node.value)
@@ -140,7 +141,7 @@ class Kernel:
             if isinstance(node, ast.Name) and node.id not in seen:
                 seen.add(node.id)
                 todo.extend(self.defs.get(node.id, ()))
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
 
     def is_load(self, node: ast.AST) -> bool:
         return tl_call(node, self.aliases, "load")
@@ -160,13 +161,13 @@ class Kernel:
         return False
 
     def calls(self, *names: str) -> Iterator[ast.Call]:
-        for node in ast.walk(self.func):
+        for node in index_of(self.func).of_type(ast.Call):
             if tl_call(node, self.aliases, *names):
-                yield node  # type: ignore[misc]
+                yield node
 
 
 def _names(target: ast.AST) -> list[str]:
-    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+    return [n.id for n in walk(target) if isinstance(n, ast.Name)]
 
 
 def program_id_axes(kernel: Kernel) -> dict[int, int]:
