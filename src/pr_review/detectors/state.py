@@ -103,6 +103,22 @@ def _merge(states: list[_State | None], node: ast.AST, tracked: set[str], before
     return out
 
 
+_FLIP = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn,
+         ast.NotIn: ast.In}
+
+
+def _complementary(a: ast.AST, b: ast.AST) -> bool:
+    """`b` is the negation of `a`: `x` / `not x`, `x is None` / `x is not None`, `a == b` / `a != b`."""
+    for x, y in ((a, b), (b, a)):
+        if isinstance(y, ast.UnaryOp) and isinstance(y.op, ast.Not) and ast.dump(y.operand) == ast.dump(x):
+            return True
+    if isinstance(a, ast.Compare) and isinstance(b, ast.Compare) and len(a.ops) == len(b.ops) == 1:
+        flipped = _FLIP.get(type(a.ops[0]))
+        return flipped is not None and isinstance(b.ops[0], flipped) and ast.dump(a.left) == ast.dump(b.left) \
+            and ast.dump(a.comparators[0]) == ast.dump(b.comparators[0])
+    return False
+
+
 class _Flow:
     """Definite-assignment analysis of one function body, recording reads of maybe-unbound locals."""
 
@@ -242,7 +258,14 @@ class _Flow:
                 return self.block(s.body, state.copy())
             if known is False:
                 return self.block(s.orelse, state.copy())
-            return _merge([self.block(s.body, state.copy()), self.block(s.orelse, state.copy())], s, self.locals, state)
+            after = _merge([self.block(s.body, state.copy()), self.block(s.orelse, state.copy())], s, self.locals, state)
+            if after is not None and not s.orelse and self.block(s.body, state.copy()) is None:
+                # `if not has_seqs: return` after `if has_seqs: fwd_out = …`: past this exit the earlier
+                # test held, so what its branch bound is bound here
+                for name, cause in list(after.causes.items()):
+                    if isinstance(cause, ast.If) and not cause.orelse and _complementary(cause.test, s.test):
+                        after.bind(name)
+            return after
         if isinstance(s, (ast.For, ast.AsyncFor)):
             self.expr(s.iter, state)
             inner = state.copy()
