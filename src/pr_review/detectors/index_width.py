@@ -478,6 +478,7 @@ def _launch_extents(review: ReviewInput, kernel_name: str, scale: Scale) -> dict
     """How the PR's Python files launch `kernel_name`: per parameter bound to a `t.stride(k)`, the production
     extent of `t` at each launch (None where the launcher does not show how `t` is allocated)."""
     out: dict[str, list[Extent | None]] = {}
+    resolvers: dict = {}
     for _, tree in review.python_files():
         index = index_of(tree)
         for node in index.of_type(ast.Call):
@@ -494,7 +495,7 @@ def _launch_extents(review: ReviewInput, kernel_name: str, scale: Scale) -> dict
                 if tensor is None:
                     continue
                 name = key if isinstance(key, str) else f"#{key}"
-                out.setdefault(name, []).append(tensor_extent(scale, scope, tensor, klass))
+                out.setdefault(name, []).append(tensor_extent(scale, scope, tensor, klass, resolvers))
     return out
 
 

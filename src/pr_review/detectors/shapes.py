@@ -317,12 +317,18 @@ class Extent:
                 + (f" [{sources}]" if sources else ""))
 
 
-def tensor_extent(scale: Scale, scope: ast.AST, tensor: ast.AST, klass: ast.ClassDef | None = None) -> Extent | None:
+def tensor_extent(scale: Scale, scope: ast.AST, tensor: ast.AST, klass: ast.ClassDef | None = None,
+                  resolvers: dict[tuple[int, str], ShapeResolver] | None = None) -> Extent | None:
     """The production extent of `tensor` as allocated in `scope`, when every dimension is known under every
-    variant; the variant with the largest count is kept."""
+    variant; the variant with the largest count is kept. `resolvers` caches one resolver per scope and variant
+    across calls."""
     best: Extent | None = None
+    resolvers = {} if resolvers is None else resolvers
     for variant in scale.variants:
-        total = numel(ShapeResolver(scope, variant, klass).shape(tensor))
+        key = (id(scope), variant.name)
+        if key not in resolvers:
+            resolvers[key] = ShapeResolver(scope, variant, klass)
+        total = numel(resolvers[key].shape(tensor))
         if total is None or total.value is None:
             return None
         if best is None or total.value > best.elements:
