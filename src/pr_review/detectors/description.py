@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..describe.body import AI_FOOTER, IMAGE, Body, claims_perf
 from ..model import Finding
 from . import detector
 from .base import ReviewInput
@@ -13,12 +12,17 @@ def _pr_finding(rule: str, problem: str, impact: str, action: str, tag: str = "v
     return Finding(rule=rule, path="", line=None, problem=problem, impact=impact, action=action, tag=tag)  # type: ignore[arg-type]
 
 
+# Each detector imports the body reader itself: these rules run only on a PR with a description, and
+# its patterns cost every other review their compilation at start-up.
+
 def _changes_code(review: ReviewInput) -> bool:
     return any(code.added or code.removed for code in review.code.values())
 
 
 @detector("ai-attribution-footer")
 def ai_attribution_footer(review: ReviewInput) -> Iterable[Finding]:
+    from ..describe.body import AI_FOOTER
+
     match = AI_FOOTER.search(review.pr.body or "")
     if match:
         yield _pr_finding(
@@ -31,6 +35,8 @@ def ai_attribution_footer(review: ReviewInput) -> Iterable[Finding]:
 
 @detector("template-left-empty")
 def template_left_empty(review: ReviewInput) -> Iterable[Finding]:
+    from ..describe.body import Body
+
     body = Body.parse(review.pr.body or "")
     empty = body.empty_test_sections()
     if empty and _changes_code(review) and not body.measurements():
@@ -44,6 +50,8 @@ def template_left_empty(review: ReviewInput) -> Iterable[Finding]:
 
 @detector("perf-claim-no-numbers")
 def perf_claim_no_numbers(review: ReviewInput) -> Iterable[Finding]:
+    from ..describe.body import IMAGE, Body, claims_perf
+
     body = Body.parse(review.pr.body or "")
     word = claims_perf(review.pr.title, body)
     if not word or not _changes_code(review) or body.measurements() or IMAGE.search(body.prose()):
@@ -59,6 +67,8 @@ def perf_claim_no_numbers(review: ReviewInput) -> Iterable[Finding]:
 
 @detector("screenshot-only-perf")
 def screenshot_only_perf(review: ReviewInput) -> Iterable[Finding]:
+    from ..describe.body import IMAGE, Body, claims_perf
+
     body = Body.parse(review.pr.body or "")
     word = claims_perf(review.pr.title, body)
     images = IMAGE.findall(body.prose())
@@ -73,6 +83,8 @@ def screenshot_only_perf(review: ReviewInput) -> Iterable[Finding]:
 
 @detector("suspiciously-clean-ratio")
 def suspiciously_clean_ratio(review: ReviewInput) -> Iterable[Finding]:
+    from ..describe.body import Body
+
     body = Body.parse(review.pr.body or "")
     ratios = body.ratios()
     round_ones = [r for r in ratios if "." in r and float(r) * 2 == int(float(r) * 2) and float(r) > 1]

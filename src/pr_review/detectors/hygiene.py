@@ -7,11 +7,6 @@ import re
 import sys
 from typing import Iterable
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # the same parser, published as tomli before it joined the standard library in 3.11
-    import tomli as tomllib
-
 from ..lang import Unparsable
 from ..lang.index import index_of
 from ..lang.python import dotted_name, parse, string_constants, walk
@@ -314,6 +309,12 @@ def _requirements(review: ReviewInput, f) -> Iterable[Finding]:
 def _pyproject_deps(text: str | None) -> set[str]:
     if not text:
         return set()
+    # imported here: only a PR that edits pyproject.toml reads TOML, and the parser costs every other
+    # review a few milliseconds of start-up
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # the same parser, published as tomli before it joined the standard library in 3.11
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, ValueError):
