@@ -209,10 +209,11 @@ def _callee_def(review: ReviewInput, tree: ast.Module, name: str) -> ast.Functio
     return None
 
 
-def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool:
-    """The C++ definition of a compiled op (under csrc/) reads the strides of its parameter at `index`
-    (`out.stride(0)`, `input.strides()`): the kernel is launched with the view's real layout."""
+def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool | None:
+    """Whether the C++ definition of a compiled op (under csrc/) reads the strides of its parameter at `index`
+    (`out.stride(0)`, `input.strides()`); None when no definition is in the tree."""
     hits = review.source.grep(rf"\b{re.escape(op)}\s*\(", "head", ("csrc/*.cu", "csrc/*.cpp", "csrc/*.hip"), files_only=True)
+    found = False
     for path, _, _ in hits[:4]:
         text = review.source.text(path) or ""
         tree = cpp.parse(text)
@@ -225,21 +226,29 @@ def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool:
             params = declarator.child_by_field_name("parameters") if declarator is not None else None
             names = [cpp.text_of(n).lstrip("&* ").strip() for p in (params.named_children if params is not None else [])
                      for n in [p.child_by_field_name("declarator")] if n is not None]
-            if index < len(names) and re.search(rf"\b{re.escape(names[index])}\s*(\.|->)\s*strides?\s*\(",
-                                                cpp.text_of(func)):
+            if index >= len(names):
+                continue
+            found = True
+            if re.search(rf"\b{re.escape(names[index])}\s*(\.|->)\s*strides?\s*\(", cpp.text_of(func)):
                 return True
-    return False
+    return False if found else None
 
 
-def _callee_handles(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_text: str) -> bool:
-    """The called op is a Python function of the repository that reads the strides of (or densifies) the
-    parameter the view is passed as: the check lives in the callee (aiter bc5ea32c19: the LUT launcher
-    passes all four strides of the expanded mask to its kernel)."""
+def _callee_verdict(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_text: str) -> str:
+    """What the op does with the view, read from its definition (the op's family, not the hunk): "handles"
+    (it passes the strides on, reads them, or densifies), "dense" (its definition is in the tree and does
+    none of that) or "unknown" (no definition in the tree: an op of another repository, as aiter's ops are
+    to ATOM, proves nothing either way)."""
     callee = _callee_def(review, tree, dotted_name(call.func))
+    if callee is None:
+        callee = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == dotted_name(call.func)), None)
     if callee is None or _is_stub(callee):
         position = next((i for i, a in enumerate(call.args) if ast.unparse(a)[:40] == arg_text), None)
         op = dotted_name(call.func).rsplit(".", 1)[-1]
-        return position is not None and bool(op) and _native_reads_strides(review, op, position)
+        if position is None or not op:
+            return "unknown"
+        native = _native_reads_strides(review, op, position)
+        return "unknown" if native is None else "handles" if native else "dense"
     params = [a.arg for a in callee.args.posonlyargs + callee.args.args]
     param = None
     for index, arg in enumerate(call.args):
@@ -249,10 +258,11 @@ def _callee_handles(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_t
         if ast.unparse(kw.value)[:40] == arg_text:
             param = kw.arg
     if param is None:
-        return False
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and n.func.attr in ("stride", "contiguous", "is_contiguous", "strides")
-               and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(callee))
+        return "unknown"
+    handles = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr in ("stride", "contiguous", "is_contiguous", "strides")
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(callee))
+    return "handles" if handles else "dense"
 
 
 @detector("contiguity-unchecked")
@@ -274,8 +284,8 @@ def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
                     for c, n, _, h in _hits(base, set(range(1, len(review.source.lines(f.old_path or f.path, "base")) + 1)))}
             if (op, name, how) in before:
                 continue  # the same view reached the same op before the PR (the call moved or gained an argument)
-            if _callee_handles(review, tree, call, name):
-                continue  # the op's Python wrapper passes the strides on or makes the tensor contiguous itself
+            if _callee_verdict(review, tree, call, name) != "dense":
+                continue  # the op passes the strides on or densifies, or its definition is not in the tree
             yield Finding(
                 rule="contiguity-unchecked", path=f.path, line=call.lineno,
                 problem=f"`{name}` reaches the compiled op `{op}` as {how} (line {view_line}), a view that is not "
