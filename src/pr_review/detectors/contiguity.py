@@ -111,6 +111,14 @@ def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
     return views
 
 
+def _last_binding(func: ast.AST, name: str, before: int) -> int | None:
+    """The line of the last assignment to `name` before line `before` (the binding a call there reads:
+    ATOM d72060af8e binds `q` to a fresh buffer before the op and to a split view only in a later branch)."""
+    lines = [node.lineno for node in ast.walk(func) if isinstance(node, ast.Assign) and node.lineno < before
+             and any(isinstance(n, ast.Name) and n.id == name for t in node.targets for n in ast.walk(t))]
+    return max(lines) if lines else None
+
+
 ALLOCATORS = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
                         "new_empty", "new_zeros", "new_ones", "new_full", "empty_strided"})
 
@@ -184,7 +192,7 @@ def _hits(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Call, str, in
             if how:
                 yield call, ast.unparse(arg)[:40], call.lineno, how
             elif isinstance(arg, ast.Name) and arg.id in views and not _densified(func, arg.id) \
-                    and not _passes_strides(call, arg.id):
+                    and not _passes_strides(call, arg.id) and _last_binding(func, arg.id, call.lineno) == views[arg.id][0]:
                 line, how = views[arg.id]
                 yield call, arg.id, line, how
 
