@@ -102,3 +102,13 @@ def test_magic_constant_message_names_the_derivation(tmp_path: Path) -> None:
     assert {f.line for f in findings} == {8, 11}
     for f in findings:
         assert "kv_lora_rank + " in f.problem and "qk_rope_head_dim`" in f.problem, f.problem
+
+
+def test_shape_positions_exclude_values_and_divisors() -> None:
+    from pr_review.detectors.shapes import _shape_literals
+
+    def literals(code: str) -> list[int]:
+        return [c.value for c in _shape_literals(ast.parse(code).body[0].value)]
+    assert literals("torch.randint(0, 256, (n, 576))") == [576]  # low/high are values
+    assert literals("torch.full((n, 576), 7)") == [576]  # the fill value is not a shape
+    assert literals("x.new_empty((n, d // 128, 3 * 64))") == [3, 64]  # a divisor is a group size

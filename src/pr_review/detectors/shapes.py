@@ -450,6 +450,8 @@ def _shape_literals(call: ast.Call) -> Iterator[ast.Constant]:
         args = args[:1]
     if tail == "new_tensor":
         return
+    if tail == "randint":
+        args = [a for a in args if isinstance(a, (ast.Tuple, ast.List))]  # low/high are values, not a shape
     args += [k.value for k in call.keywords if k.arg == "size"]
     for arg in args:
         elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
