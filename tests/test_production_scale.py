@@ -112,3 +112,19 @@ def test_shape_positions_exclude_values_and_divisors() -> None:
     assert literals("torch.randint(0, 256, (n, 576))") == [576]  # low/high are values
     assert literals("torch.full((n, 576), 7)") == [576]  # the fill value is not a shape
     assert literals("x.new_empty((n, d // 128, 3 * 64))") == [3, 64]  # a divisor is a group size
+
+
+def test_a_launcher_check_against_the_int32_range_caps_the_tensor() -> None:
+    from pr_review.detectors.index_width import _int32_guarded
+    tree = ast.parse("LIM = 2**31 - 1\n"
+                     "def ok(x, w):\n    off = (x.shape[0] - 1) * x.stride(0) + 7\n    return off <= LIM\n"
+                     "def ok2(y):\n    return y.stride(0) * y.shape[0] < torch.iinfo(torch.int32).max\n"
+                     "def other(z):\n    return z.stride(0) < 4096\n")
+    assert _int32_guarded(tree) == {"x", "y"}
+
+
+def test_a_flag_that_picks_a_kernel_mode_is_not_a_cap() -> None:
+    from pr_review.detectors.index_width import _int32_guarded
+    tree = ast.parse("def launch(kv):\n    within_2gb = kv.shape[0] * kv.stride(0) * 2 <= 0x80000000\n"
+                     "    kernel[(1,)](kv, kv.stride(0), WITHIN_2GB=within_2gb)\n")
+    assert _int32_guarded(tree) == set()

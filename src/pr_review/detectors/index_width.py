@@ -481,6 +481,7 @@ def _launch_extents(review: ReviewInput, kernel_name: str, scale: Scale) -> dict
     resolvers: dict = {}
     for _, tree in review.python_files():
         index = index_of(tree)
+        guarded: set[str] | None = None
         for node in index.of_type(ast.Call):
             if not (isinstance(node.func, ast.Subscript)
                     and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel_name):
@@ -495,8 +496,73 @@ def _launch_extents(review: ReviewInput, kernel_name: str, scale: Scale) -> dict
                 if tensor is None:
                     continue
                 name = key if isinstance(key, str) else f"#{key}"
+                if guarded is None:
+                    guarded = _int32_guarded(tree)
+                if ast.unparse(tensor) in guarded:
+                    out.setdefault(name, []).append(Extent(ast.unparse(tensor), LIMIT - 1, "", "checked against the int32 range before the launch", ()))
+                    continue
                 out.setdefault(name, []).append(tensor_extent(scale, scope, tensor, klass, resolvers))
     return out
+
+
+INT32_LIMITS = (2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32)
+
+
+def _int32_guarded(tree: ast.Module) -> set[str]:
+    """Tensors whose stride the file checks against the int32 range in a test, an assert or a predicate's
+    return (`return (rows - 1) * x.stride(0) + n <= _MAX_INT32`, directly or through a local the comparison
+    reads): the launcher takes another path when the offset would not fit, so the kernel's 32-bit offset into
+    them is capped. A comparison kept in a flag (passed on as a kernel mode) does not count."""
+    index = index_of(tree)
+    consts: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _const_int(node.value, consts)
+            if value is not None:
+                consts[node.targets[0].id] = value
+    out: set[str] = set()
+    for compare in index.of_type(ast.Compare):
+        sides = [compare.left, *compare.comparators]
+        if not any(_const_int(s, consts) in INT32_LIMITS for s in sides):
+            continue
+        if not isinstance(index.parents.get(compare), (ast.Return, ast.If, ast.Assert, ast.UnaryOp, ast.BoolOp)):
+            continue  # a flag kept in a local (`within_2gb = … <= 2**31`) picks a kernel mode, it does not avoid the launch
+        scope = index.scope_of(compare)
+        locals_: dict[str, list[ast.AST]] = {}
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                locals_.setdefault(node.targets[0].id, []).append(node.value)
+        todo, seen = list(sides), set()
+        while todo:
+            node = todo.pop()
+            if isinstance(node, ast.Name) and node.id not in seen:
+                seen.add(node.id)
+                todo.extend(locals_.get(node.id, ()))
+            tensor = _strided_tensor(node)
+            if tensor is not None:
+                out.add(ast.unparse(tensor))
+            todo.extend(ast.iter_child_nodes(node))
+    return out
+
+
+def _const_int(node: ast.AST, consts: dict[str, int]) -> int | None:
+    """A compile-time integer: a literal, a module constant, arithmetic of them, `torch.iinfo(torch.int32).max`."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.Name):
+        return consts.get(node.id)
+    if isinstance(node, ast.Attribute) and node.attr == "max" and isinstance(node.value, ast.Call) \
+            and _call_tail(node.value) == "iinfo" and node.value.args:
+        width = dotted_name(node.value.args[0]).rsplit(".", 1)[-1]
+        return {"int32": 2 ** 31 - 1, "uint32": 2 ** 32 - 1}.get(width)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.Sub, ast.Add, ast.LShift, ast.Mult)):
+        left, right = _const_int(node.left, consts), _const_int(node.right, consts)
+        if left is None or right is None or (isinstance(node.op, (ast.Pow, ast.LShift)) and right > 64):
+            return None
+        op = node.op
+        return (left ** right if isinstance(op, ast.Pow) else left - right if isinstance(op, ast.Sub) else
+                left + right if isinstance(op, ast.Add) else left << right if isinstance(op, ast.LShift) else left * right)
+    return None
 
 
 def _strided_tensor(node: ast.AST) -> ast.AST | None:
