@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import ast
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Iterable, Iterator, Literal
 
 from .git import CatFile, Repo
 from .git.catfile import MISSING
 from .lang import Unparsable
+from .lang.index import release
 from .lang.python import parse
 from .model import NotChecked
 
@@ -62,6 +64,30 @@ class Source:
             self._trees[key] = tree
         return self._trees[key]
 
+    @contextmanager
+    def python_once(self, path: str, side: Side = "head") -> Iterator[ast.Module | None]:
+        """The parsed module for one look, as `python` answers: the review's own tree when it has one,
+        else a tree parsed for this look and freed after it (its index released), so a tree-wide
+        search (the callers of a function in 150 files) does not keep every file it read for the rest
+        of the review. A file that does not parse is recorded once, as `python` records it."""
+        key = (side, path)
+        if key in self._trees:
+            yield self._trees[key]
+            return
+        text = self.text(path, side)
+        tree = None
+        if text is not None:
+            try:
+                tree = parse(text, filename=path)
+            except Unparsable as exc:
+                self.not_checked.append(NotChecked(path, f"{side} side is {exc}: not parsed"))
+                self._trees[key] = None
+        try:
+            yield tree
+        finally:
+            if tree is not None:
+                release(tree)
+
     def segment(self, node: ast.AST, path: str, side: Side = "head") -> str | None:
         """`ast.get_source_segment` of the file's text, which splits the whole text into lines on
         every call (a Python loop over each character): here each file is split once per review."""
@@ -107,6 +133,27 @@ class Source:
         hits = self.repo.grep("|".join(f"({p})" for p in wanted), self.rev(side), pathspecs)
         for pattern, regex in zip(wanted, own):
             self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if regex.search(h[2])]
+
+    def grep_words(self, names: Iterable[str], side: Side = "head", pathspecs: tuple[str, ...] = ("*.py",),
+                   ) -> dict[str, list[str]]:
+        """Per name, the files where it occurs as a word, in git's order: for each name the answer of
+        `grep(re.escape(name), side, pathspecs, word=True, files_only=True)`, from one search of the
+        tree for all of them. The lines are kept too, so `grep(re.escape(name), side, pathspecs,
+        word=True)` asked afterwards costs no search either. Names must be identifiers."""
+        names = list(dict.fromkeys(names))
+        files_kw, lines_kw = (("files_only", True), ("word", True)), (("word", True),)
+        wanted = [n for n in names if (re.escape(n), side, tuple(pathspecs), files_kw) not in self._greps]
+        if len(wanted) > 1 and all(n.isidentifier() and n.isascii() for n in wanted):
+            hits = self.repo.grep("|".join(re.escape(n) for n in wanted), self.rev(side), pathspecs, word=True)
+            for name in wanted:
+                # git's -w: not preceded or followed by a letter, digit or underscore (bytes, C locale)
+                word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+                mine = [h for h in hits if word.search(h[2])]
+                self._greps[(re.escape(name), side, tuple(pathspecs), lines_kw)] = mine
+                self._greps[(re.escape(name), side, tuple(pathspecs), files_kw)] = \
+                    [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in mine)]
+        return {n: [p for p, _, _ in self.grep(re.escape(n), side, pathspecs, word=True, files_only=True)]
+                for n in names}
 
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
         return self.repo.ls_tree(self.rev(side), pathspecs)

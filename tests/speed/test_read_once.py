@@ -189,3 +189,39 @@ def test_a_tree_and_its_index_die_together():
     del tree, index
     gc.collect()
     assert alive() is None  # a long-lived process (a `stats` worker) keeps no tree of an earlier review
+
+
+def test_words_searched_together_answer_as_each_word_searched_alone(source: Source):
+    import re
+
+    names = ["helper", "other", "help", "nowhere", "f"]
+    alone = {n: source.repo.grep(re.escape(n), source.head, ("*.py",), word=True) for n in names}
+    alone_files = {n: source.repo.grep(re.escape(n), source.head, ("*.py",), word=True, files_only=True) for n in names}
+    files = source.grep_words(names, "head")
+    assert files == {n: [p for p, _, _ in alone_files[n]] for n in names}
+    assert files["helper"] == ["m.py", "n.py"] and files["help"] == []
+    for n in names:  # both answers are kept: neither search runs again
+        assert source.grep(re.escape(n), "head", ("*.py",), word=True) == alone[n]
+
+
+def test_a_tree_read_once_is_the_reviews_own_or_is_freed_after_the_look(source: Source):
+    import weakref
+
+    from pr_review.lang.index import INDEX_ATTRIBUTE
+
+    import gc
+
+    kept = source.python("m.py")
+    with source.python_once("m.py") as tree:
+        assert tree is kept
+    gc.disable()  # as during a review
+    try:
+        with source.python_once("n.py") as tree:
+            assert tree is not None and ast.dump(tree) == ast.dump(ast.parse(source.text("n.py")))
+            alive = weakref.ref(tree)
+            assert INDEX_ATTRIBUTE in tree.__dict__
+        del tree
+        assert alive() is None  # freed by reference counting: no cycle left for the collector
+    finally:
+        gc.enable()
+    assert ("head", "n.py") not in source._trees

@@ -146,3 +146,9 @@ def index_of(tree: ast.AST) -> PythonIndex:
         index = PythonIndex(tree)
         setattr(tree, INDEX_ATTRIBUTE, index)
     return index
+
+
+def release(tree: ast.AST) -> None:
+    """Drop the index kept on `tree`: the index refers back to the tree, so without this a tree
+    nobody holds any more waits for the cycle collector (paused during a review) to be freed."""
+    tree.__dict__.pop(INDEX_ATTRIBUTE, None)
