@@ -623,12 +623,24 @@ def _id_tables(kernel: Kernel) -> set[int]:
     for expr in id_math:
         out |= loaded_in(expr)
     for pointer, value in stores:
-        for n in kernel.reached(value, opaque=opaque):
-            if (id(n) in loads and loads[id(n)] in out) or _sentinel_where(kernel, n) or (
-                    isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod)) and loaded_in(n.left)):
-                out.add(id(pointer))
-                break
+        n = _top(kernel, value)
+        if (id(n) in loads and loads[id(n)] in out) or _sentinel_where(kernel, n) or (
+                isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod)) and loaded_in(n.left)):
+            out.add(id(pointer))
     return out
+
+
+def _top(kernel: Kernel, expr: ast.AST) -> ast.AST:
+    """What a stored value is, through a local it was assigned once and casts (`.to(...)`): the stored
+    expression itself, not everything its masks and loop bounds were computed from."""
+    for _ in range(8):
+        if isinstance(expr, ast.Name) and len(kernel.defs.get(expr.id, ())) == 1:
+            expr = kernel.defs[expr.id][0]
+        elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "cast"):
+            expr = expr.func.value
+        else:
+            break
+    return expr
 
 
 def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
