@@ -111,6 +111,15 @@ def _is_stub(func: Func) -> bool:
     return bool(decorators & STUB_DECORATORS)
 
 
+CACHE_DECORATORS = {"lru_cache", "cache", "cached", "memoize", "memoized"}
+
+
+def _cached(func: Func) -> bool:
+    """`@functools.lru_cache` / `@cache`: the arguments are the key of what the function returns (a kernel
+    builder compiled once per `M`), so an argument the body never reads still selects the cached entry."""
+    return any(decorator_name(d).rsplit(".", 1)[-1] in CACHE_DECORATORS for d in func.decorator_list)
+
+
 def _reads(func: Func) -> tuple[set[str], bool]:
     """Names read anywhere in the body (nested scopes included), and whether the body can see its
     arguments dynamically (locals(), vars(), inspect frames)."""
@@ -325,8 +334,8 @@ def _api_path(review: ReviewInput, path: str) -> bool:
 
 def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: set[str] = frozenset()) -> list[ast.arg]:
     func = sig.func
-    if _is_stub(func):
-        return []
+    if _is_stub(func) or _cached(func):
+        return []  # a memoised function reads every argument: each one is part of its cache key
     base_params = {a.arg for a in _params(sig.base)} if sig.base is not None else set()
     reads, dynamic = _reads(func)
     if dynamic:
@@ -982,8 +991,8 @@ def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> 
     tree = review.source.python(hits[0][0])
     func = next((n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == callee), None) \
         if tree is not None else None
-    if func is None or _is_stub(func) or param not in {a.arg for a in _params(func)}:
-        return False
+    if func is None or _is_stub(func) or _cached(func) or param not in {a.arg for a in _params(func)}:
+        return False  # a memoised callee keys its result on every argument
     reads, dynamic = _reads(func)
     return not dynamic and param not in reads and func.args.kwarg is None
 
