@@ -174,24 +174,52 @@ def qualified_functions(tree: ast.AST) -> dict[str, ast.FunctionDef | ast.AsyncF
         return cached
     from .index import index_of  # here: the index builds on this module's helpers
 
-    # A def can only sit in a statement body, so depth-first order (the first of two same-named
-    # defs wins) is source order; each def's prefix is the chain of defs and classes around it,
-    # read from the index's parent map instead of a walk of the whole tree.
+    # A def can only sit in a statement body, so source order (the first of two same-named defs
+    # wins) is (line, column) order; each def's prefix is the chain of defs and classes around it,
+    # found by descending statement bodies only (not the tree's parent map, which many trees are
+    # never asked for otherwise).
     index = index_of(tree)
-    parents = index.parents
+    prefixes = _def_prefixes(tree)
     out: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
     defs = sorted(index.of_type(FUNCTION_TYPES), key=lambda d: (d.lineno, d.col_offset))  # type: ignore[arg-type]
     for func in defs:
         if func is tree:
             continue  # the table is of the defs inside `tree`
-        names = [func.name]
-        node = parents.get(func)
-        while node is not None and node is not tree:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.append(node.name)
-            node = parents.get(node)
-        out.setdefault(".".join(reversed(names)), func)
+        prefix = prefixes.get(func)
+        if prefix is None:  # not reached through statement bodies (no such tree known): ask the parents
+            names = [func.name]
+            node = index.parents.get(func)
+            while node is not None and node is not tree:
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.append(node.name)
+                node = index.parents.get(node)
+            prefix = tuple(reversed(names[1:]))
+        out.setdefault(".".join((*prefix, func.name)), func)
     _QUALIFIED[tree] = out
+    return out
+
+
+STATEMENT_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _def_prefixes(tree: ast.AST) -> dict[ast.AST, tuple[str, ...]]:
+    """Each def under `tree` → the names of the defs and classes around it (outermost first)."""
+    out: dict[ast.AST, tuple[str, ...]] = {}
+    stack: list[tuple[ast.AST, tuple[str, ...]]] = [(tree, ())]
+    while stack:
+        node, prefix = stack.pop()
+        for name in STATEMENT_BODIES:
+            items = getattr(node, name, None)
+            if type(items) is not list:  # (a lambda's or an if-expression's body is one expression)
+                continue
+            for child in items:
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[child] = prefix
+                    stack.append((child, (*prefix, child.name)))
+                elif isinstance(child, ast.ClassDef):
+                    stack.append((child, (*prefix, child.name)))
+                elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    stack.append((child, prefix))
     return out
 
 
