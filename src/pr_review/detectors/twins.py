@@ -904,7 +904,8 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
                     new = [a for a in after if now[(a[0], a[3])] > had.get((a[0], a[3]), 0)]
                     # the PR edited F's side of each asymmetry and not the twin's (a negative F line: F has no
                     # line there, the anchor is the line before the gap)
-                    found = [x for x in new if (x[1] in added or (x[1] < 0 and not x[3]))
+                    was = set(base_text)  # F's statements on base: one the PR only re-indented or re-wrapped is no change
+                    found = [x for x in new if ((x[1] in added and head.lines[x[1] - 1] not in was) or (x[1] < 0 and not x[3]))
                              and (x[2] is None or x[2] not in g_added)]
                     if not found:
                         continue
