@@ -177,13 +177,23 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     return bool(external) and not func.name.startswith("_")
 
 
-def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param: str, limit: int = 8) -> bool:
+def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param: str, limit: int = 16) -> bool:
     """Another class elsewhere in the tree defines the same method with the same parameter (metadata
-    builders answering `builder.prepare_mtp_decode(..., positions=...)` through one duck-typed call site):
-    the signature is the protocol's, and a builder that does not need the value still has to accept it."""
-    hits = review.source.grep(rf"^\s+(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))
-    paths = list(dict.fromkeys(p for p, _, _ in hits))
-    if len(hits) < 2 or len(paths) > limit:
+    builders answering `builder.prepare_mtp_decode(..., positions=...)`, attention impls called as
+    `self.impl.forward(q, k, v, positions, q_scale, qkv)`): the signature is the protocol's, and an
+    implementation that does not need the value still has to accept it. A `forward_native` whose class's
+    `forward` takes the parameter mirrors that signature too (the CustomOp convention)."""
+    stem = func.name.split("_", 1)[0] if func.name.startswith("forward_") else None
+    if stem and any(isinstance(item, FUNCTION_TYPES) and item is not func and (item.name == stem or item.name.startswith(stem + "_"))
+                    and param in {a.arg for a in _params(item)} for item in cls.body):
+        return True
+    defining = {p for p, _, _ in review.source.grep(rf"^\s+(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))}
+    if len(defining) < 1:
+        return False
+    # only files that both define the method and name the parameter can hold a sibling with it
+    naming = {p for p, _, _ in review.source.grep(rf"\b{re.escape(param)}\b", "head", ("*.py",), files_only=True)}
+    paths = sorted(defining & naming)
+    if len(paths) > limit:
         return False
     for path in paths:
         other = review.source.python(path)
