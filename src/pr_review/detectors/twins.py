@@ -232,13 +232,15 @@ def _core(line: str) -> str:
     return _squash(text).replace("(", "").replace(")", "").rstrip(":,;")
 
 
-def _statement(lines: list[str], line: int) -> str:
-    """The squashed text from `line` to where its brackets close (at most 12 lines)."""
+def _statement(lines: list[str], line: int, opening: str = "([{") -> str:
+    """The squashed text from `line` to where its brackets close (at most 12 lines; `opening` says which
+    brackets hold a statement together: not C++ braces, which open a block)."""
+    closing = "".join({"(": ")", "[": "]", "{": "}"}[c] for c in opening)
     text, depth = "", 0
     for i in range(line, min(line + 12, len(lines) + 1)):
         part = _squash(lines[i - 1])
         text += part
-        depth += sum(part.count(c) for c in "([{") - sum(part.count(c) for c in ")]}")
+        depth += sum(part.count(c) for c in opening) - sum(part.count(c) for c in closing)
         if depth <= 0:
             break
     return text
@@ -369,7 +371,8 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
         if op == "delete" and a2 - a1 <= MAX_LOST_BLOCK:
             w = MAX_LOST_BLOCK  # the same stretch on both sides: the source's, and the copy's without the run
             theirs = src[max(a1 - w, 0):a2 + w]
-            ours = mine[max(b1 - w, 0):b1 + w]
+            # the copy's neighbourhood, each line with the rest of its statement (a mask on a continuation line)
+            ours = [_statement(mine, k + 1, "([") for k in range(max(b1 - w, 0), min(b1 + w, len(mine)))]
             for i in range(a1, a2):
                 for what, marker in SAFETY_MARKERS.items():
                     if what == "a bounds check" and TYPE_CHECK.search(src[i]):
