@@ -420,7 +420,9 @@ def _param_discard(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_t
                 continue
             name = arg.arg
             func = sig.func
-            high = bool(CORRECTNESS_PARAM.search(name))
+            # 🔴 only when a value is really lost: the name decides output AND some call passes it by keyword;
+            # a knob no caller sets yet is dead code to remove, not a value being ignored
+            high = bool(CORRECTNESS_PARAM.search(name)) and _passed_somewhere(review, f.path, func, name)
             new_where = "new function" if sig.base is None else "function"
             yield Finding(
                 rule="api-propagation-incomplete", path=f.path, line=arg.lineno if arg.lineno in added else func.lineno,
@@ -442,6 +444,17 @@ def _signature_replaced(sig: _Sig) -> bool:
     gained a parameter some receiver drops. A base with no parameters (beyond self/cls) is extended, not replaced."""
     old = {a.arg for a in _params(sig.base)} - {"self", "cls"}
     return bool(old) and not old & {a.arg for a in _params(sig.func)}
+
+
+def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) -> bool:
+    """Some call of the function in the head tree passes `param` (by keyword or position), or cannot be
+    told (*args/**kwargs). Asked only for a name that decides output, so the caller parse is rare; the
+    files are pre-filtered by a grep for the parameter's keyword, then read from the shared parse cache."""
+    naming = {p for p, _, _ in review.source.grep(rf"\b{re.escape(param)}\b", "head", ("*.py",), files_only=True)}
+    calls, _ = _callers(review, {func.name}, max_files=30)
+    return any(_passes(c.node, func, param) is not False for c in calls.get(func.name, [])
+               if c.path in naming or any(isinstance(a, ast.Starred) for a in c.node.args)
+               or any(k.arg is None for k in c.node.keywords) or len(c.node.args) > 1)
 
 
 FAKE_NAME = re.compile(r"fake|_meta$|^meta_|abstract", re.IGNORECASE)
