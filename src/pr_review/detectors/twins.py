@@ -763,6 +763,22 @@ def _stride_order(a: str, b: str) -> bool:
     return len(sa) >= 2 and sa != sb and sorted(sa) == sorted(sb) and STRIDE.sub("S", a) == STRIDE.sub("S", b)
 
 
+MAX_PAIRINGS = 2500
+
+
+def _best(text: str, others: list[str], within: range) -> int:
+    """The index in `within` of the statement most like `text` (at least PAIR_SIMILARITY alike), or -1; the
+    cheap upper bounds are tried before the full ratio."""
+    best, at = PAIR_SIMILARITY, -1
+    for k in within:
+        m = SequenceMatcher(None, text, others[k])
+        if m.real_quick_ratio() >= best and m.quick_ratio() >= best:
+            r = m.ratio()
+            if r >= best:
+                best, at = r, k
+    return at
+
+
 def _pair_asymmetries(fs: _Side, fb: list[int], gs: _Side, gb: list[int]) -> list[tuple[str, int, int | None, bool]]:
     """(kind, F line, G line or None, whether F is the twin that has it) for every marker one twin's line has
     more of than its counterpart: the most similar line of a rewritten block, or nothing for a short run
@@ -777,11 +793,14 @@ def _pair_asymmetries(fs: _Side, fb: list[int], gs: _Side, gb: list[int]) -> lis
         if op == "equal":
             continue
         if op == "replace":
-            for i in range(a1, a2):
-                ratio, j = max(((SequenceMatcher(None, a[i], b[k]).ratio(), k) for k in range(b1, b2)),
-                               default=(0.0, -1))
-                if ratio < PAIR_SIMILARITY:
-                    continue
+            if (a2 - a1) * (b2 - b1) > MAX_PAIRINGS:
+                continue  # a block rewritten wholesale: no line-for-line counterpart to compare
+            # only statements that carry a marker (on either side) or two strides can differ in one
+            marked_a = [i for i in range(a1, a2) if fs.marks.get(fb[i]) or len(STRIDE.findall(a[i])) >= 2]
+            marked_b = [k for k in range(b1, b2) if gs.marks.get(gb[k])]
+            pairs = {(i, _best(a[i], b, range(b1, b2))) for i in marked_a}
+            pairs |= {(_best(b[k], a, range(a1, a2)), k) for k in marked_b}
+            for i, j in sorted(p for p in pairs if p[0] >= 0 and p[1] >= 0):
                 fm, gm = fs.marks.get(fb[i], {}), gs.marks.get(gb[j], {})
                 for kind in set(fm) | set(gm):
                     if fm.get(kind, 0) != gm.get(kind, 0):
