@@ -249,6 +249,10 @@ def cyclic_gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+            # once, now: a process reviewing PR after PR (a `stats` worker) would otherwise start the
+            # next review, collector paused again, still holding this one's trees. A full collection:
+            # some of a review's cycles pass through older objects, which a young one never frees
+            gc.collect()
 
 
 def review(request: ReviewRequest) -> Report:
