@@ -11,7 +11,7 @@ Fates:
   changed    a guard of the same function checking the same names came back in another form
   replaced   a zero-initialised buffer is now allocated uninitialised (`torch.empty`) for the same target
   handled    head handles the checked name another way (std::optional / `is not None` at every use)
-  gone-with-function / gone-with-subject / gone-with-use / gone-with-file
+  gone-with-function / gone-with-branch / gone-with-subject / gone-with-use / gone-with-file
              the guarded code itself went away, so nothing is left to guard
   gone       nothing on the head side checks it any more
 """
@@ -27,7 +27,7 @@ from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp_guards
 from ..lang.python import comments as py_comments
-from ..lang.python import dotted_name, parse_expression
+from ..lang.python import dotted_name, parse_expression, walk
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
@@ -374,8 +374,12 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
 
     # 3a. a NotImplementedError guard exists to be deleted once the case is implemented; a "not supported"
     #     rejection whose subject the PR's new code in the same function now handles was implemented too.
-    if g.exc == "NotImplementedError":
+    if g.exc == "NotImplementedError" or _placeholder_assert(g):
         fate.fate = "implemented"
+        return fate
+    branch = _branch_deleted(review, f, g)
+    if branch:
+        fate.fate, fate.evidence = "gone-with-branch", [branch]
         return fate
     implementation = _implemented(f, g, body, _function_span(review, f, g.function, "head")[1]) if body else ""
     if implementation:
@@ -797,6 +801,39 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
         if n in added and any(_uses(s, code) for s in g.subjects) and not PREFILTER.search(code) \
                 and not CONDITION_LINE.match(code):
             return f"{f.path}:{n}: {short(line.strip(), 100)}"
+    return ""
+
+
+PLACEHOLDER = re.compile(r"\b(?:TODO|FIXME|XXX)\b|not (?:yet )?implemented|unimplemented|to be (?:filled|implemented)|"
+                         r"needs? to be (?:filled|implemented|added)", re.IGNORECASE)
+
+
+def _placeholder_assert(g: Guard) -> bool:
+    """`assert False, "TODO: new requests' input_ids need to be filled in"`: a stop on unfinished work, like
+    `raise NotImplementedError`, not a check on input; the PR that deletes it writes what it stood for."""
+    return g.kind == "assert" and g.asserted.strip() in ("False", "0") and bool(PLACEHOLDER.search(g.message))
+
+
+def _branch_deleted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
+    """Python: the guard sat in a branch of an `if` the PR deletes whole, its test line and every statement
+    of the branch, and the function no longer tests that condition (`if transpose_scale:` with the option it
+    served): the check went with the only code it guarded, and nothing it protected is left to reach."""
+    if f.language != "python" or not g.function:
+        return ""
+    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
+    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return ""
+    head = _function_index(review, f.path, "head").get(g.function)
+    kept_tests = {ast.unparse(n.test) for n in walk(head) if isinstance(n, ast.If)} if head is not None else set()
+    removed = {n for n, _ in f.removed}
+    for node in walk(base):
+        if not isinstance(node, ast.If) or node.lineno not in removed or ast.unparse(node.test) in kept_tests:
+            continue  # a branch the head still takes on the same test was rewritten, not deleted
+        for branch in (node.body, node.orelse):
+            if not branch or not branch[0].lineno <= g.line <= (branch[-1].end_lineno or branch[-1].lineno):
+                continue
+            if all(stmt.lineno in removed for top in branch for stmt in walk(top) if isinstance(stmt, ast.stmt)):
+                return f"the branch `if {short(ast.unparse(node.test), 60)}:` it sat in was deleted with it"
     return ""
 
 
@@ -1384,6 +1421,7 @@ def _lines(fates: list[GuardFate]) -> list[str]:
                 out.append(f"  base comment: {fate.invariant}")
         else:
             reason = {"gone-with-function": "its function was removed",
+                      "gone-with-branch": "the branch it guarded was deleted",
                       "gone-with-subject": "the names it checked are no longer used there",
                       "gone-with-use": "the value it guarded is no longer used there",
                       "gone-with-file": "its file was deleted",
