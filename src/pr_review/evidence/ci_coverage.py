@@ -231,7 +231,7 @@ def ci_coverage(review: ReviewInput) -> Artifact:
                    "directories, so reachability cannot be judged.")
         return Artifact("ci_coverage", [skipped], data)
     lines: list[str] = []
-    tree_run: dict[str, bool] = {}
+    tree_run: dict[str, str] = {}
     for path in new_tests:
         run = next((c for c in data.runs if c.covers(path)), None)
         if run is not None:
@@ -253,12 +253,11 @@ def ci_coverage(review: ReviewInput) -> Artifact:
                 continue
             root = path.split("/", 1)[0] if "/" in path else ""
             if root and root not in tree_run:
-                tree_run[root] = _ci_runs_some_test_under(review, data, root, set(new_tests))
-            if root and not tree_run[root]:
+                tree_run[root] = _tests_ci_never_runs(review, data, root, set(new_tests))
+            if root and tree_run[root]:
                 # the repository runs none of the tests under this tree in CI (developer-run unit tests):
                 # a new one there follows the convention, and there is no CI directory to move it to
-                data.tests.append(TestReach(path, "excluded", f"CI runs no existing test under `{root}/` either; "
-                                                              "tests there are run by hand"))
+                data.tests.append(TestReach(path, "excluded", f"{tree_run[root]}; tests there are run by hand"))
                 continue
             data.tests.append(TestReach(path, "unrun", f"no workflow job runs tests in `{parent}/`"))
     unrun = [t for t in data.tests if t.status != "run"]
@@ -272,12 +271,20 @@ def ci_coverage(review: ReviewInput) -> Artifact:
     return Artifact("ci_coverage", lines, data)
 
 
-def _ci_runs_some_test_under(review: ReviewInput, data: CICoverage, root: str, new: set[str]) -> bool:
-    """Whether any test file already under `root/` is run by a CI job (or the tree has no other test)."""
-    existing = [p for p in review.source.files("head", (root,)) if p.endswith(".py") and p not in new and is_test_file(p)]
-    if not existing:
-        return True  # nothing to learn the convention from: judge the new test on its own
-    return any(c.covers(p) for p in existing for c in data.runs)
+def _tests_ci_never_runs(review: ReviewInput, data: CICoverage, root: str, new: set[str]) -> str:
+    """Why a new test under `root/` follows a convention of tests CI never runs, or "" when CI runs some test
+    already under `root/`. A tree with no test yet learns the convention from the whole repository: where CI
+    runs none of its tests, a new tree of them is run by hand like the rest (ATOM's first `test/` tree)."""
+    def existing(pathspecs: tuple[str, ...]) -> list[str]:
+        return [p for p in review.source.files("head", pathspecs)
+                if p.endswith(".py") and p not in new and is_test_file(p)]
+
+    tests, where = existing((root,)), f"under `{root}/`"
+    if not tests:
+        tests, where = existing(()), "anywhere in the repository"
+    if not tests or any(c.covers(p) for p in tests for c in data.runs):
+        return ""  # nothing to learn the convention from, or CI runs some: judge the new test on its own
+    return f"CI runs no existing test {where} either"
 
 
 def _under(path: str, root: str) -> bool:
