@@ -377,14 +377,6 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if g.exc == "NotImplementedError" or _placeholder_assert(g):
         fate.fate = "implemented"
         return fate
-    branch = _branch_deleted(review, f, g)
-    if branch:
-        fate.fate, fate.evidence = "gone-with-branch", [branch]
-        return fate
-    implementation = _implemented(f, g, body, _function_span(review, f, g.function, "head")[1]) if body else ""
-    if implementation:
-        fate.fate, fate.evidence = "implemented", [implementation]
-        return fate
     kept = _still_raises(review, f, g)
     if kept:
         fate.fate, fate.where, fate.new_text = "moved", kept[0], kept[1]
@@ -393,22 +385,18 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     if warned:
         fate.fate, fate.where, fate.new_text = "warned", warned[0], warned[1]
         return fate
-    switch = _debug_switch(review, f, g)
-    if switch:
-        fate.fate, fate.evidence = "gone-debug-switch", [switch]
-        return fate
-    strided = _now_strided(f, g)
-    if strided:
-        fate.fate, fate.evidence = "implemented", [strided]
-        return fate
-    clamp = _clamped_to_limit(review, f, g)
-    if clamp:
-        fate.fate, fate.evidence = "implemented", [clamp]
-        return fate
-    announced = _title_adds_support(review, g)
-    if announced:
-        fate.fate, fate.evidence = "implemented", [announced]
-        return fate
+    # each reading returns the line that shows the guard's end ("" when it does not apply), in this order
+    head_start = _function_span(review, f, g.function, "head")[1] if body else 0
+    for ending, shown in (("gone-with-branch", lambda: _branch_deleted(review, f, g)),
+                          ("implemented", lambda: _implemented(f, g, body, head_start) if body else ""),
+                          ("gone-debug-switch", lambda: _debug_switch(review, f, g)),
+                          ("implemented", lambda: _now_strided(f, g)),
+                          ("implemented", lambda: _clamped_to_limit(review, f, g)),
+                          ("implemented", lambda: _title_adds_support(review, g))):
+        evidence = shown()
+        if evidence:
+            fate.fate, fate.evidence = ending, [evidence]
+            return fate
 
     # 3. handled on head: a None-check whose subject head treats as optional everywhere it is used.
     optional = _optional_subject(g)
