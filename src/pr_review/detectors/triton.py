@@ -73,24 +73,22 @@ class KernelFile:
         return ast.unparse(node) not in self.base_calls.get(kernel.func.name, set())
 
 
-# The kernels of the review in progress, shared by the T1/T2/T5 detectors; replaced (not
-# accumulated) when the next review starts, so nothing of an earlier review is kept alive.
-_KERNEL_FILES: dict[str, KernelFile | None] = {}
-_KERNEL_FILES_OF: list[object] = [None]
+# The kernels of the review in progress, shared by the T1/T2/T5 detectors, are kept on the review
+# itself: a module-level table kept the last review (its source and every tree parsed in it) alive
+# until the next review reached these detectors, so a `stats` worker held two reviews at once.
+KERNEL_FILES_ATTRIBUTE = "_triton_kernel_files"
 
 
 def _kernel_files(review: ReviewInput, token: re.Pattern[str]) -> Iterator[KernelFile]:
     """Changed files with Triton/Gluon kernels whose added lines match `token` (the calls a rule
     reads); each file's kernels are built once per review."""
-    if _KERNEL_FILES_OF[0] is not review.source:
-        _KERNEL_FILES.clear()
-        _KERNEL_FILES_OF[0] = review.source
+    built: dict[str, KernelFile | None] = review.__dict__.setdefault(KERNEL_FILES_ATTRIBUTE, {})
     for f in review.changed("python", include_tests=False):
         if not f.added or review.facts.is_tooling(f.path) or not any(token.search(t) for _, t in f.added):
             continue
-        if f.path not in _KERNEL_FILES:
-            _KERNEL_FILES[f.path] = _kernel_file(review, f)
-        kf = _KERNEL_FILES[f.path]
+        if f.path not in built:
+            built[f.path] = _kernel_file(review, f)
+        kf = built[f.path]
         if kf is not None:
             yield kf
 
