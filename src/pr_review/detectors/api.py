@@ -20,7 +20,7 @@ from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
     DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, decorator_name, dotted_name, innermost_function,
-    qualified_functions, touches,
+    qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -125,7 +125,7 @@ def _reads(func: Func) -> tuple[set[str], bool]:
     arguments dynamically (locals(), vars(), inspect frames)."""
     names: set[str] = set()
     dynamic = False
-    for node in ast.walk(func):
+    for node in walk(func):
         if node is func:
             continue
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Load, ast.Del)):
@@ -261,30 +261,35 @@ def _callers(review: ReviewInput, names: set[str], max_files: int = 150) -> tupl
     pattern = "|".join(sorted(re.escape(n) for n in names))
     paths = [p for p, _, _ in review.source.grep(pattern, "head", ("*.py",), word=True, files_only=True)]
     for path in paths[:max_files]:
-        tree = review.source.python(path)
-        if tree is None:
-            continue
-        call_funcs = set()
-        aliases = _import_aliases(tree, names)
-        for node in index_of(tree).nodes:
-            if isinstance(node, ast.Call):
-                callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
-                name = aliases.get(callee.id, callee.id) if isinstance(callee, ast.Name) else \
-                    callee.attr if isinstance(callee, ast.Attribute) else None
-                if name in calls:
-                    calls[name].append(_Call(path, node))
-                    call_funcs.add(id(callee))
-                if name == "super" or dotted_name(node.func).endswith("partial"):
-                    for arg in node.args[:1]:
-                        ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
-                        if ref in names:
-                            uncalled.add(ref)
-        for node in index_of(tree).nodes:
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
-                ref = aliases.get(node.id, node.id) if isinstance(node, ast.Name) else node.attr
-                if ref in names:
-                    uncalled.add(ref)
+        with review.source.python_once(path) as tree:  # up to 150 callers: none kept for the rest of the review
+            if tree is not None:
+                _calls_in(tree, path, names, calls, uncalled)
     return calls, uncalled
+
+
+def _calls_in(tree: ast.Module, path: str, names: set[str], calls: dict[str, list[_Call]], uncalled: set[str]) -> None:
+    """`_callers` for one file: its calls of `names` (through import aliases), and its references to them
+    without a call."""
+    call_funcs = set()
+    aliases = _import_aliases(tree, names)
+    for node in index_of(tree).nodes:
+        if isinstance(node, ast.Call):
+            callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
+            name = aliases.get(callee.id, callee.id) if isinstance(callee, ast.Name) else \
+                callee.attr if isinstance(callee, ast.Attribute) else None
+            if name in calls:
+                calls[name].append(_Call(path, node))
+                call_funcs.add(id(callee))
+            if name == "super" or dotted_name(node.func).endswith("partial"):
+                for arg in node.args[:1]:
+                    ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
+                    if ref in names:
+                        uncalled.add(ref)
+    for node in index_of(tree).nodes:
+        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
+            ref = aliases.get(node.id, node.id) if isinstance(node, ast.Name) else node.attr
+            if ref in names:
+                uncalled.add(ref)
 
 
 def _import_aliases(tree: ast.Module, names: set[str]) -> dict[str, str]:
@@ -577,7 +582,7 @@ def _module_bindings(tree: ast.Module) -> set[str]:
         elif isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = s.targets if isinstance(s, ast.Assign) else [s.target]
             for t in targets:
-                names.update(n.id for n in ast.walk(t) if isinstance(n, ast.Name))
+                names.update(n.id for n in walk(t) if isinstance(n, ast.Name))
         elif isinstance(s, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in s.names)
         elif isinstance(s, (ast.If, ast.Try, ast.With)):
@@ -681,25 +686,29 @@ def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[str, list
     out: dict[str, list[tuple[str, int, str]]] = {}
     pattern = "|".join(sorted(map(re.escape, by_name)))
     for hit_path, _, _ in review.source.grep(pattern, "head", ("*.py",), word=True, files_only=True)[:150]:
-        tree = review.source.python(hit_path)
-        if tree is None:
-            continue
-        lines = review.source.lines(hit_path)
-        for node in index_of(tree).nodes:
-            if isinstance(node, ast.ImportFrom):
-                names = [a.name for a in node.names if a.name in by_name]
-            elif isinstance(node, ast.Attribute) and node.attr in by_name and isinstance(node.ctx, ast.Load):
-                names = [node.attr]
-            elif isinstance(node, ast.Name) and node.id in by_name and isinstance(node.ctx, ast.Load):
-                names = [node.id]
-            else:
-                continue
-            for name in names:
-                for g in by_name[name]:
-                    if _resolves(node, g, hit_path):
-                        n = node.lineno
-                        out.setdefault(g.qualname, []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
+        with review.source.python_once(hit_path) as tree:  # up to 150 files: none kept for the rest of the review
+            if tree is not None:
+                _refs_in(tree, hit_path, review.source.lines(hit_path), by_name, out)
     return {k: sorted(set(v)) for k, v in out.items()}
+
+
+def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[str, list[_GoneDef]],
+             out: dict[str, list[tuple[str, int, str]]]) -> None:
+    """`_remaining_refs` for one file: its references that resolve to a removed def."""
+    for node in index_of(tree).nodes:
+        if isinstance(node, ast.ImportFrom):
+            names = [a.name for a in node.names if a.name in by_name]
+        elif isinstance(node, ast.Attribute) and node.attr in by_name and isinstance(node.ctx, ast.Load):
+            names = [node.attr]
+        elif isinstance(node, ast.Name) and node.id in by_name and isinstance(node.ctx, ast.Load):
+            names = [node.id]
+        else:
+            continue
+        for name in names:
+            for g in by_name[name]:
+                if _resolves(node, g, hit_path):
+                    n = node.lineno
+                    out.setdefault(g.qualname, []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
 
 
 def _resolves(node: ast.AST, g: _GoneDef, hit_path: str) -> bool:
@@ -738,11 +747,11 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None
     for func in [n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)] or []:
         if not touches(func, getattr_lines):
             continue  # only a getattr on an added line is reported
-        guarded = {(dotted_name(n.args[0]), n.args[1].value) for n in ast.walk(func)
+        guarded = {(dotted_name(n.args[0]), n.args[1].value) for n in walk(func)
                    if isinstance(n, ast.Call) and dotted_name(n.func) == "hasattr" and len(n.args) == 2
                    and isinstance(n.args[1], ast.Constant)}
         parents = index_of(func).parents
-        for node in ast.walk(func):
+        for node in walk(func):
             if not (isinstance(node, ast.Call) and dotted_name(node.func) == "getattr" and len(node.args) == 3):
                 continue
             if node.lineno not in added or innermost_function(func, node) is not func:
@@ -856,17 +865,17 @@ def _validated(node: ast.AST, parents: dict[ast.AST, ast.AST], func: ast.AST) ->
     # Follow the value through later assignments (`old_row = old_k + old_v`): a test of anything derived
     # from it (`if old_row > 0:`) is a test of the fallback.
     derived = {stmt.targets[0].id}
-    later = sorted((n for n in ast.walk(func) if getattr(n, "lineno", 0) > stmt.lineno), key=lambda n: n.lineno)
+    later = sorted((n for n in walk(func) if getattr(n, "lineno", 0) > stmt.lineno), key=lambda n: n.lineno)
     for n in later:
         if isinstance(n, ast.Assign) and _loads(n.value) & derived:
-            derived.update(t.id for target in n.targets for t in ast.walk(target) if isinstance(t, ast.Name))
+            derived.update(t.id for target in n.targets for t in walk(target) if isinstance(t, ast.Name))
         elif isinstance(n, (ast.If, ast.IfExp, ast.While, ast.Assert)) and _loads(n.test) & derived:
             return True
     return False
 
 
 def _loads(node: ast.AST) -> set[str]:
-    return {x.id for x in ast.walk(node) if isinstance(x, ast.Name)}
+    return {x.id for x in walk(node) if isinstance(x, ast.Name)}
 
 
 # --------------------------------------------------------------------------------------------
@@ -983,12 +992,12 @@ def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tup
     before anything reads it (`USE_EXP2 = True`), or every read of it hands it to a function of the tree
     whose matching parameter is never read (a threaded `static_scale` the callee ignores)."""
     for stmt in func.body:
-        reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(stmt))
+        reads = any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in walk(stmt))
         if reads:
             break
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _assigns(stmt, name):
             return stmt.lineno, f"the body overwrites `{name}` before reading it: `{ast.unparse(stmt)[:80]}`"
-    uses = [n for n in ast.walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    uses = [n for n in walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     if not uses:
         return None
     parents = index_of(func).parents
@@ -1032,7 +1041,7 @@ def _automatic_default(func: Func, name: str, default: ast.AST) -> bool:
         return default.value.lower() in AUTO_WORDS
     if not (isinstance(default, ast.Constant) and default.value is None):
         return False
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and _is_name(node.values[0], name) \
                 and isinstance(default, ast.Constant) and default.value is None:
             return True  # `(arch or get_arch())`: unset means "work it out"
@@ -1072,7 +1081,7 @@ def _documented_auto(docstring: str, name: str) -> bool:
 
 def _copies_of(stmt: ast.stmt, name: str) -> set[str]:
     """Names `stmt` binds to the plain value of `name` (`buf = out`)."""
-    return {t.id for node in ast.walk(stmt) if isinstance(node, ast.Assign) and _is_name(node.value, name)
+    return {t.id for node in walk(stmt) if isinstance(node, ast.Assign) and _is_name(node.value, name)
             for t in node.targets if isinstance(t, ast.Name)}
 
 
@@ -1099,7 +1108,7 @@ def _tests_set(test: ast.AST, name: str) -> bool:
 
 def _assigns(stmt: ast.AST, name: str) -> bool:
     """`stmt` (or a statement nested in it) binds `name`."""
-    for node in ast.walk(stmt):
+    for node in walk(stmt):
         targets = node.targets if isinstance(node, ast.Assign) else \
             [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
         if any(_is_name(t, name) or (isinstance(t, ast.Tuple) and any(_is_name(e, name) for e in t.elts))

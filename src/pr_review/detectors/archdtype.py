@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines
+from ..lang.python import dotted_name, node_lines, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -364,7 +364,7 @@ def fnuz_by_arch_name(review: ReviewInput) -> Iterable[Finding]:
         if tree is None:
             continue
         base = review.base_python(f)
-        base_texts = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.stmt)} if base else set()
+        base_texts = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.stmt)} if base else set()
         added = f.added_lines
         for stmt, name, cond in _python_fnuz_by_arch(tree):
             if not _touched(stmt, added) or _norm(ast.unparse(stmt)) in base_texts:
@@ -389,7 +389,7 @@ def _python_fnuz_by_arch(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, ast.
 
     def arch_cond(expr: ast.AST) -> bool:
         text = ast.unparse(expr)
-        return any(id(n) in arch_nodes for n in ast.walk(expr)) and not DTYPE_CHECK.search(text)
+        return any(id(n) in arch_nodes for n in walk(expr)) and not DTYPE_CHECK.search(text)
 
     for node in index_of(tree).nodes:
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -399,7 +399,7 @@ def _python_fnuz_by_arch(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, ast.
             if fnuz and node.value is not None and arch_cond(node.value) and _is_boolean(node.value):
                 yield node, fnuz[0], node.value
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and FNUZ_NAME.search(node.name):
-            for ret in ast.walk(node):
+            for ret in walk(node):
                 if isinstance(ret, ast.Return) and ret.value is not None and arch_cond(ret.value) and _is_boolean(ret.value):
                     yield ret, node.name, ret.value
         elif isinstance(node, ast.If) and arch_cond(node.test):
@@ -553,7 +553,7 @@ def _python_flavour_guard(node: ast.AST, parents: dict) -> str | None:
 
 def _both_flavours(scope: ast.AST) -> bool:
     """The scope names both e4m3 maxima: it distinguishes the flavours itself."""
-    values = {_python_literal_value(n) for n in ast.walk(scope)}
+    values = {_python_literal_value(n) for n in walk(scope)}
     return 240.0 in values and 448.0 in values
 
 
@@ -573,7 +573,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         if tree is None or FLAVOUR_NAME.search(f.path.rsplit("/", 1)[-1]):
             continue
         base = review.base_python(f)
-        base_texts = {_norm(ast.unparse(n)) for n in ast.walk(base) if isinstance(n, ast.stmt)} if base else set()
+        base_texts = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.stmt)} if base else set()
         parents = index_of(tree).parents
         added = f.added_lines
         docs = _docstrings(tree)
@@ -780,7 +780,7 @@ def _follows_input_dtype(func: ast.FunctionDef) -> str | None:
     for arg in func.args.args + func.args.kwonlyargs:
         if "dtype" in arg.arg.lower():
             return f"parameter `{arg.arg}`"
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, ast.Attribute) and n.attr == "dtype" and isinstance(n.ctx, ast.Load) \
                 and dotted_name(n) not in ("torch.dtype", "np.dtype", "numpy.dtype"):
             return f"reads `{_short(ast.unparse(n), 40)}`"
@@ -799,11 +799,11 @@ def _label(name: str) -> str:
 def _pinned(func: ast.AST, label: str) -> bool:
     """`x.dtype != torch.bfloat16 → raise` / `assert x.dtype == dtypes.bf16`: the path is pinned to
     that dtype by contract."""
-    for n in ast.walk(func):
+    for n in walk(func):
         if isinstance(n, ast.Compare):
             operands = [n.left, *n.comparators]
             has_dtype = any(isinstance(o, ast.Attribute) and o.attr == "dtype" for o in operands)
-            fixed = {_label(name) for o in operands for x in ast.walk(o) if (name := _fixed_dtype(x))}
+            fixed = {_label(name) for o in operands for x in walk(o) if (name := _fixed_dtype(x))}
             if has_dtype and label in fixed:
                 return True
     return False
@@ -819,7 +819,7 @@ def _function_dtypes(tree: ast.Module | None) -> tuple[dict[str, set[str]], dict
     for func in index_of(tree).nodes:
         if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
             out.setdefault(func.name, set()).update(
-                _label(name) for n in ast.walk(func) if (name := _fixed_dtype(n) or ""))
+                _label(name) for n in walk(func) if (name := _fixed_dtype(n) or ""))
             why = _follows_input_dtype(func)
             if why:
                 follows.setdefault(func.name, why)

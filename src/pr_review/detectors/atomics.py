@@ -18,7 +18,7 @@ from typing import Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines
+from ..lang.python import dotted_name, node_lines, walk
 from ..lang.triton import Kernel, argument, kernels, language_aliases
 from ..model import Evidence, Finding
 from . import detector
@@ -71,7 +71,7 @@ def _atomic_params(tree: ast.Module, launched: set[str] | None = None) -> dict[s
         if launched is not None and func.name not in launched:
             continue
         if not any((isinstance(n, ast.Attribute) and n.attr in ATOMICS_TL) or (isinstance(n, ast.Name) and n.id in ATOMICS_TL)
-                   for n in ast.walk(func)):
+                   for n in walk(func)):
             continue
         kernel = Kernel.build(func, aliases)
         params = [a.arg for a in func.args.args]
@@ -100,7 +100,7 @@ def _is_empty_call(value: ast.AST) -> bool:
 
 def _empty_allocations(func: ast.AST) -> dict[str, ast.Assign]:
     out = {}
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             if _is_empty_call(node.value):
                 out[node.targets[0].id] = node
@@ -109,7 +109,7 @@ def _empty_allocations(func: ast.AST) -> dict[str, ast.Assign]:
 
 def _cleared_py(func: ast.AST, name: str, after: int, before: int) -> bool:
     """`name` is zeroed, filled, copied into or rebound between two lines."""
-    for node in ast.walk(func):
+    for node in walk(func):
         line = getattr(node, "lineno", 0)
         if not after < line <= before:
             continue
@@ -123,7 +123,7 @@ def _cleared_py(func: ast.AST, name: str, after: int, before: int) -> bool:
 
 def _launches(func: ast.AST) -> Iterator[tuple[str, ast.Call]]:
     """`kernel[grid](...)` launches in a host function."""
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
             name = dotted_name(node.func.value).rsplit(".", 1)[-1]
             if name:
@@ -155,7 +155,7 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
     added = {f.path: f.added_lines for f in review.files}
     writers: dict[str, tuple[list[str], set[int]]] = {}  # filled on first need
     for path, tree in trees.items():
-        for func in ast.walk(tree):
+        for func in walk(tree):
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             empties = _empty_allocations(func)

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name
+from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -91,7 +91,7 @@ def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
     buffer the function allocates itself."""
     views: dict[str, tuple[int, str]] = {}
     allocated = _allocated(func)
-    for node in ast.walk(func):
+    for node in walk(func):
         if not isinstance(node, ast.Assign):
             continue
         value = node.value
@@ -114,8 +114,8 @@ def _views(func: ast.AST) -> dict[str, tuple[int, str]]:
 def _last_binding(func: ast.AST, name: str, before: int) -> int | None:
     """The line of the last assignment to `name` before line `before` (the binding a call there reads:
     ATOM d72060af8e binds `q` to a fresh buffer before the op and to a split view only in a later branch)."""
-    lines = [node.lineno for node in ast.walk(func) if isinstance(node, ast.Assign) and node.lineno < before
-             and any(isinstance(n, ast.Name) and n.id == name for t in node.targets for n in ast.walk(t))]
+    lines = [node.lineno for node in walk(func) if isinstance(node, ast.Assign) and node.lineno < before
+             and any(isinstance(n, ast.Name) and n.id == name for t in node.targets for n in walk(t))]
     return max(lines) if lines else None
 
 
@@ -139,7 +139,7 @@ def _allocated(func: ast.AST) -> set[str]:
     chose that buffer's layout, so a view of it is the layout the author meant the op to get (aiter#4004:
     a bhsd buffer handed on as its bshd-shaped transpose)."""
     out = set()
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) \
                 and isinstance(node.value.func, (ast.Attribute, ast.Name)) \
                 and dotted_name(node.value.func).rsplit(".", 1)[-1] in ALLOCATORS:
@@ -149,7 +149,7 @@ def _allocated(func: ast.AST) -> set[str]:
 
 def _densified(func: ast.AST, name: str) -> bool:
     """`.contiguous()` on the name anywhere in the function, or an `is_contiguous()` check of it."""
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
                 "contiguous", "is_contiguous") and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
             return True
@@ -158,7 +158,7 @@ def _densified(func: ast.AST, name: str) -> bool:
 
 def _passes_strides(call: ast.Call, name: str) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stride"
-               and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in ast.walk(call))
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == name for n in walk(call))
 
 
 def _device(func: ast.AST) -> bool:
@@ -269,7 +269,7 @@ def _callee_verdict(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_t
         return "unknown"
     handles = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and n.func.attr in ("stride", "contiguous", "is_contiguous", "strides")
-                  and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in ast.walk(callee))
+                  and isinstance(n.func.value, ast.Name) and n.func.value.id == param for n in walk(callee))
     return "handles" if handles else "dense"
 
 

@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function,
-    qualified_functions,
+    FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function, qualified_functions, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -122,7 +121,7 @@ def _normalized_before(func: ast.AST | None, var: str, line: int) -> bool:
     """`var` is re-bound from a normalising expression (lower/upper/enum ctor/mapping) before `line`."""
     if func is None:
         return False
-    for node in ast.walk(func):
+    for node in walk(func):
         if not isinstance(node, (ast.Assign, ast.AnnAssign)) or node.lineno >= line or node.value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -136,7 +135,7 @@ def _normalized_before(func: ast.AST | None, var: str, line: int) -> bool:
 def _normalizing(value: ast.AST) -> bool:
     """An expression that normalises a spelling: lower/upper/strip, an enum constructor, a parse or
     normalise helper, a mapping look-up."""
-    for sub in ast.walk(value):
+    for sub in walk(value):
         if isinstance(sub, ast.Call):
             callee = dotted_name(sub.func)
             leaf = callee.rsplit(".", 1)[-1]
@@ -341,7 +340,7 @@ def _phases(stmts: list[ast.AST]) -> set[str]:
     """Which of decode / prefill the statements name (calls, attributes, short strings)."""
     found: set[str] = set()
     for stmt in stmts:
-        for n in ast.walk(stmt):
+        for n in walk(stmt):
             text = n.id if isinstance(n, ast.Name) else n.attr if isinstance(n, ast.Attribute) else \
                 n.value if isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40 else ""
             low = text.lower()
@@ -415,7 +414,7 @@ def cudagraph_capture_break(review: ReviewInput) -> Iterable[Finding]:
         for qualname, func in funcs:
             seen_lines: set[int] = set()
             base_text = _flat(ast.unparse(base_funcs[qualname])) if qualname in base_funcs else ""
-            for node in ast.walk(func):
+            for node in walk(func):
                 if getattr(node, "lineno", None) not in added or node.lineno in seen_lines:
                     continue
                 what = _capture_hazard(node)
@@ -452,15 +451,15 @@ def _capture_hazard(node: ast.AST) -> tuple[str, str] | None:
             return "Tensor built from host data", ast.unparse(node)
         if callee in ("int", "float", "bool") and len(node.args) == 1 and any(
                 isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in TENSOR_REDUCE
-                for n in ast.walk(node.args[0])):
+                for n in walk(node.args[0])):
             return "Host synchronisation", ast.unparse(node)
         if callee.startswith("torch.") and callee.rsplit(".", 1)[-1] in ALLOCATORS and any(
                 isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) and n.func.attr in HOST_SYNC
                                              or dotted_name(n.func) in ("int", "float"))
-                for a in node.args for n in ast.walk(a)):
+                for a in node.args for n in walk(a)):
             return "Allocation sized by a host read", ast.unparse(node)
     if isinstance(node, (ast.If, ast.While)):
-        for sub in ast.walk(node.test):
+        for sub in walk(node.test):
             if isinstance(sub, ast.Call):
                 callee = dotted_name(sub.func)
                 leaf = sub.func.attr if isinstance(sub.func, ast.Attribute) else callee
@@ -499,7 +498,7 @@ def _gates(func: Func, name: str) -> ast.AST | None:
     """The first `if NAME:` / `if not NAME:` whose checking arm (the one taken when the check is on)
     compares values — the bounds or sentinel test the flag can switch off."""
     check_on_when_true = not NEGATIVE_NAME.search(name)
-    for node in ast.walk(func):
+    for node in walk(func):
         if not isinstance(node, (ast.If, ast.IfExp)):
             continue
         test = node.test
@@ -511,7 +510,7 @@ def _gates(func: Func, name: str) -> ast.AST | None:
         orelse = node.orelse if isinstance(node, ast.If) else [node.orelse]
         checking = body if (check_on_when_true != negated) else orelse
         if any(isinstance(n, ast.Compare) or isinstance(n, ast.Call) and dotted_name(n.func).endswith("device_assert")
-               for stmt in checking for n in ast.walk(stmt)):
+               for stmt in checking for n in walk(stmt)):
             return node
     return None
 
@@ -605,13 +604,13 @@ def _invariant_stated(tree: ast.Module, parents: dict[ast.AST, ast.AST], call: a
     func = call
     while func in parents and not isinstance(func, FUNCTION_TYPES):
         func = parents[func]
-    names = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    names = {n.id for n in walk(value) if isinstance(n, ast.Name)}
     if isinstance(func, FUNCTION_TYPES):
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in names for t in node.targets):
                 lines.add(node.lineno)
             if isinstance(node, ast.Assert) and node.lineno < call.lineno and \
-                    names & {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}:
+                    names & {n.id for n in walk(node.test) if isinstance(n, ast.Name)}:
                 return True
     for line, text in notes:
         if any(0 <= anchor - line <= 4 for anchor in lines) and INVARIANT_NOTE.search(text):

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import comments, dotted_name, is_module_level, string_constants
+from ..lang.python import comments, dotted_name, is_module_level, string_constants, walk
 from ..model import Evidence, Finding
 from ..repofacts import env_reads
 from . import detector
@@ -176,7 +176,7 @@ def _norm(text: str) -> str:
 
 def _stub_bodies(review: ReviewInput, path: str, tree: ast.Module, added: set[int], lines: list[str]) -> Iterable[Finding]:
     """A new function or branch whose whole body is `pass` or `raise NotImplementedError`."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.lineno not in added or _is_interface(node, tree):
                 continue

@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import decorated_with, dotted_name
+from ..lang.python import children, decorated_with, dotted_name, walk
 from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
 from . import detector
@@ -119,7 +119,7 @@ class _TritonWidth(_PythonWidth):
         UPCAST_INDICES else tl.int32`): the author built the 64-bit mode, the launcher picks it."""
         if not isinstance(target, ast.Name):
             return False
-        return any(_is_wide_dtype(n) for value in self.kernel.defs.get(target.id, ()) for n in ast.walk(value)
+        return any(_is_wide_dtype(n) for value in self.kernel.defs.get(target.id, ()) for n in walk(value)
                    if isinstance(n, (ast.Attribute, ast.Name)))
 
     def _name(self, name: str) -> int:
@@ -135,7 +135,7 @@ class _TritonWidth(_PythonWidth):
             result = max((self.kind(v) for v in self.kernel.defs[name]), default=BOUNDED)
         elif name in self.kernel.loop_vars:
             loop = self.kernel.loop_vars[name]
-            result = max((self.kind(a) for a in ast.iter_child_nodes(loop.iter)), default=BOUNDED)
+            result = max((self.kind(a) for a in children(loop.iter)), default=BOUNDED)
         else:
             result = BOUNDED  # a module-level name in a kernel is a compile-time constant
         self.memo[name] = result
@@ -184,7 +184,7 @@ def _loads(call: ast.Call) -> bool:
 
 def _address_roots(kernel: Kernel) -> Iterator[ast.expr]:
     """The address expressions of every memory access in the kernel."""
-    for node in ast.walk(kernel.func):
+    for node in walk(kernel.func):
         if not isinstance(node, ast.Call):
             continue
         tail = _call_tail(node)
@@ -273,7 +273,7 @@ def _imported(tree: ast.Module) -> set[str]:
 
 def _py_multiplications(tree: ast.AST) -> Iterator[tuple[tuple[ast.AST, ast.AST], ast.AST]]:
     """Every product in `tree`: `a * b` and a two-argument `mul`/`muli` call (FlyDSL's arith)."""
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
             yield (n.left, n.right), n
         elif isinstance(n, ast.Call) and _call_tail(n) in ("mul", "muli") and len(n.args) == 2:
@@ -286,8 +286,8 @@ def _py_key(operands: tuple[ast.AST, ast.AST], imports: set[str]) -> frozenset:
     `mul(a, b)` restyled as `a * b`, or `ArithValue(a) * ArithValue(b)` as `fx.Int32(a) * fx.Int32(b)`,
     is the product the base already had."""
     def one(node: ast.AST) -> tuple[frozenset, bool]:
-        callees = {id(c.func) for c in ast.walk(node) if isinstance(c, ast.Call)}
-        names = frozenset(n.id for n in ast.walk(node)
+        callees = {id(c.func) for c in walk(node) if isinstance(c, ast.Call)}
+        names = frozenset(n.id for n in walk(node)
                           if isinstance(n, ast.Name) and n.id not in imports and id(n) not in callees)
         return names, bool(WIDE_TEXT.search(ast.unparse(node)))
     return frozenset((one(operands[0]), one(operands[1])))
@@ -299,7 +299,7 @@ def _squash(text: str) -> str:
 
 def _widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
     """The first expression in the file that widens an index to 64 bits: the author's own idiom."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
             target = node.args[0] if node.args else keyword(node, "dtype")
             if target is not None and _is_wide_dtype(target):
@@ -330,7 +330,7 @@ def _leading_strides(review: ReviewInput, kernel_name: str) -> tuple[set[str], s
                 assigned = {}
                 for a in index.of_type(ast.Assign):
                     for t in a.targets:
-                        for n in ast.walk(t):
+                        for n in walk(t):
                             if isinstance(n, ast.Name):
                                 assigned.setdefault(n.id, []).append(a.value)
             bound = [(i, a) for i, a in enumerate(node.args)] + [(k.arg, k.value) for k in node.keywords if k.arg]
@@ -367,7 +367,7 @@ def _stride_kind(node: ast.AST, assigned: dict[str, list[ast.AST]], seen: set[st
             return combine(_stride_kind(a, assigned, seen) for a in node.args)
         return "unknown"
     if isinstance(node, (ast.BinOp, ast.UnaryOp)):
-        return combine(_stride_kind(c, assigned, seen) for c in ast.iter_child_nodes(node)
+        return combine(_stride_kind(c, assigned, seen) for c in children(node)
                        if not isinstance(c, (ast.operator, ast.unaryop)))
     if isinstance(node, ast.Name):
         if node.id in seen:
@@ -378,7 +378,7 @@ def _stride_kind(node: ast.AST, assigned: dict[str, list[ast.AST]], seen: set[st
 
 
 def _is_leading_stride(node: ast.AST) -> bool:
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "stride":
             if n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == 0:
                 return True
@@ -529,7 +529,7 @@ def _int32_guarded(tree: ast.Module) -> set[str]:
             continue  # a flag kept in a local (`within_2gb = … <= 2**31`) picks a kernel mode, it does not avoid the launch
         scope = index.scope_of(compare)
         locals_: dict[str, list[ast.AST]] = {}
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 locals_.setdefault(node.targets[0].id, []).append(node.value)
         todo, seen = list(sides), set()
@@ -541,7 +541,7 @@ def _int32_guarded(tree: ast.Module) -> set[str]:
             tensor = _strided_tensor(node)
             if tensor is not None:
                 out.add(ast.unparse(tensor))
-            todo.extend(ast.iter_child_nodes(node))
+            todo.extend(children(node))
     return out
 
 
@@ -593,7 +593,7 @@ def _id_tables(kernel: Kernel) -> set[int]:
     loads: dict[int, int] = {}  # id(load call) -> id(its address root)
     stores: list[tuple[ast.expr, ast.expr]] = []
     out: set[int] = set()
-    for node in ast.walk(kernel.func):
+    for node in walk(kernel.func):
         if not isinstance(node, ast.Call):
             continue
         if tl_call(node, kernel.aliases, "load"):
@@ -615,7 +615,7 @@ def _id_tables(kernel: Kernel) -> set[int]:
         return {loads[id(n)] for n in kernel.reached(expr, opaque=opaque) if id(n) in loads}
 
     id_math: list[ast.AST] = []
-    for node in ast.walk(kernel.func):
+    for node in walk(kernel.func):
         if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) and not loaded_in(node.right):
             id_math.append(node.left)
         elif isinstance(node, ast.Compare) and any(_negative_int(c) for c in [node.left, *node.comparators]):
@@ -648,7 +648,7 @@ def _index_tables(kernel: Kernel, roots: list[ast.expr]) -> set[int]:
     token map or a top-k index list. Such tables hold one integer per page or token, so a row offset into
     one stays far below 2^31; the product worth reporting is the one the loaded id takes part in."""
     pointer_of: dict[int, int] = {}  # id(load call) -> id(its address root)
-    for node in ast.walk(kernel.func):
+    for node in walk(kernel.func):
         if isinstance(node, ast.Call) and tl_call(node, kernel.aliases, "load"):
             pointer = argument(node, 0, "pointer")
             if pointer is not None:
@@ -1027,7 +1027,7 @@ class _FlyWidth(_PythonWidth):
         self.params = {a.arg: ast.unparse(a.annotation) if a.annotation is not None else ""
                        for a in args.posonlyargs + args.args + args.kwonlyargs}
         self.defs: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(func):
+        for node in walk(func):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
@@ -1068,7 +1068,7 @@ class _FlyWidth(_PythonWidth):
             if isinstance(current, ast.Name) and current.id not in seen:
                 seen.add(current.id)
                 todo.extend(self.defs.get(current.id, ()))
-            todo.extend(ast.iter_child_nodes(current))
+            todo.extend(children(current))
         return False
 
     def _name(self, name: str) -> int:
@@ -1087,7 +1087,7 @@ class _FlyWidth(_PythonWidth):
 
 def _fly_products(func: ast.FunctionDef, width: _FlyWidth) -> Iterator[ast.AST]:
     """Narrow runtime products (`a * b`, `arith.muli(a, b)`) that reach an address argument."""
-    roots = [a for n in ast.walk(func) if isinstance(n, ast.Call) and FLY_ADDRESS_CALLS.match(_call_tail(n))
+    roots = [a for n in walk(func) if isinstance(n, ast.Call) and FLY_ADDRESS_CALLS.match(_call_tail(n))
              for a in list(n.args)[1:] + [k.value for k in n.keywords if k.arg not in ("dtype", "vec_width")]]
     seen: set[str] = set()
     todo: list[ast.AST] = list(roots)
@@ -1105,7 +1105,7 @@ def _fly_products(func: ast.FunctionDef, width: _FlyWidth) -> Iterator[ast.AST]:
         if isinstance(node, ast.Name) and node.id not in seen:
             seen.add(node.id)
             todo.extend(width.defs.get(node.id, ()))
-        todo.extend(ast.iter_child_nodes(node))
+        todo.extend(children(node))
 
 
 @detector("int32-index-overflow")
@@ -1150,7 +1150,7 @@ def _base_products_of(tree: ast.Module | None) -> set:
 
 
 def _fly_widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and _call_tail(node) in FLY_WIDENING and node.args and \
                 FLY_WIDE.search(ast.unparse(node.args[0])):
             return node.lineno, _short(ast.unparse(node))

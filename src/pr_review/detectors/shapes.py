@@ -21,7 +21,7 @@ from functools import cached_property
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import dotted_name
+from ..lang.python import dotted_name, walk
 from ..model import Finding
 from ..profiles import Profile
 from . import detector
@@ -104,7 +104,7 @@ class ShapeResolver:
         self.klass = klass
         self.assigned: dict[str, list[ast.AST]] = {}
         self.unpacked: dict[str, list[tuple[ast.AST, int]]] = {}
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
@@ -120,7 +120,7 @@ class ShapeResolver:
             elif isinstance(node, (ast.AugAssign, ast.For, ast.With)):
                 for target in ([node.target] if isinstance(node, (ast.AugAssign, ast.For)) else
                                [i.optional_vars for i in node.items if i.optional_vars is not None]):
-                    for n in ast.walk(target):
+                    for n in walk(target):
                         if isinstance(n, ast.Name):
                             self.assigned.setdefault(n.id, []).append(n)  # rebound: not one known value
         for name in list(self.assigned):
@@ -205,7 +205,7 @@ class ShapeResolver:
         if self.klass is None:
             return None
         found = [(method, node.value) for method in self.klass.body if isinstance(method, ast.FunctionDef)
-                 for node in ast.walk(method) if isinstance(node, ast.Assign) and len(node.targets) == 1
+                 for node in walk(method) if isinstance(node, ast.Assign) and len(node.targets) == 1
                  and isinstance(node.targets[0], ast.Attribute) and node.targets[0].attr == attr
                  and isinstance(node.targets[0].value, ast.Name) and node.targets[0].value.id == "self"]
         if len(found) != 1:
@@ -399,13 +399,13 @@ def _at_hand(scope: ast.AST, tree: ast.Module, scale: Scale, class_node: ast.Cla
 
     defaults = _file_defaults(tree)
     objects: set[str] = set()
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.Attribute) and CONFIG_OBJECT.search(dotted_name(node.value) or ""):
             if any(node.attr in v.values and node.attr not in scale.engine for v in scale.variants):
                 objects.add(dotted_name(node.value))  # it holds model dimensions (not only engine settings)
             valued(node.attr, ast.unparse(node))
     if class_node is not None:
-        for node in ast.walk(class_node):
+        for node in walk(class_node):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Attribute) \
                     and dotted_name(node.targets[0].value) == "self":
                 value = _int(node.value)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
+    FUNCTION_TYPES, children, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
+    walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -70,7 +71,7 @@ class _State:
 
 def _argument_parsers(func: ast.AST) -> set[str]:
     """Names the function binds to `argparse.ArgumentParser(...)` (or a subclass spelled `*ArgumentParser`)."""
-    return {dotted_name(t) for n in ast.walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+    return {dotted_name(t) for n in walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
             and dotted_name(n.value.func).rsplit(".", 1)[-1].endswith("ArgumentParser") for t in n.targets}
 
 
@@ -315,7 +316,7 @@ class _Flow:
             exhaustive = False
             for case in s.cases:
                 cs = state.copy()
-                for n in ast.walk(case.pattern):
+                for n in walk(case.pattern):
                     for attr in ("name", "rest"):
                         v = getattr(n, attr, None)
                         if isinstance(v, str):
@@ -329,7 +330,7 @@ class _Flow:
             return _merge(branches, s, self.locals, state)
         if isinstance(s, (ast.Global, ast.Nonlocal, ast.Pass)):
             return state
-        for child in ast.iter_child_nodes(s):  # anything else: read what it reads
+        for child in children(s):  # anything else: read what it reads
             if isinstance(child, ast.expr):
                 self.expr(child, state)
         return state
@@ -353,7 +354,7 @@ def _single_constants(func: ast.AST) -> dict[str, object]:
     """Locals bound exactly once, to a literal (parameters excluded)."""
     counts: dict[str, int] = {}
     values: dict[str, object] = {}
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
             counts[node.id] = counts.get(node.id, 0) + 1
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
@@ -379,7 +380,7 @@ def _expr_events(node: ast.AST) -> Iterable[tuple[ast.Name, bool]]:
                 yield from visit(d)
             return
         if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            names = {t.id for g in n.generators for t in ast.walk(g.target) if isinstance(t, ast.Name)}
+            names = {t.id for g in n.generators for t in walk(g.target) if isinstance(t, ast.Name)}
             hidden.update(names)
             for g in n.generators:
                 yield from visit(g.iter)
@@ -397,7 +398,7 @@ def _expr_events(node: ast.AST) -> Iterable[tuple[ast.Name, bool]]:
             if isinstance(n.ctx, ast.Load) and n.id not in hidden:
                 yield n, False
             return
-        for child in ast.iter_child_nodes(n):
+        for child in children(n):
             yield from visit(child)
 
     yield from visit(node)
@@ -421,7 +422,7 @@ def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             continue
         if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             stack.extend(g.iter for g in n.generators)
-            stack.extend(w for w in ast.walk(n) if isinstance(w, ast.NamedExpr))
+            stack.extend(w for w in walk(n) if isinstance(w, ast.NamedExpr))
             continue
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             bound.add(n.id)
@@ -429,7 +430,7 @@ def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
             bound.update((a.asname or a.name).split(".")[0] for a in n.names)
         elif isinstance(n, ast.ExceptHandler) and n.name or isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
             bound.add(n.name)
-        stack.extend(ast.iter_child_nodes(n))
+        stack.extend(children(n))
     return bound - declared
 
 
@@ -458,7 +459,7 @@ def _guarded_apart(func: ast.AST, read: ast.AST, cause: ast.AST) -> bool:
         if isinstance(node, BRANCHING) or isinstance(node, ast.Try) and read not in _try_body_nodes(node):
             return True
         if isinstance(node, (ast.For, ast.AsyncFor)) and cause_names & {
-                n.id for n in ast.walk(node.iter) if isinstance(n, ast.Name)}:
+                n.id for n in walk(node.iter) if isinstance(n, ast.Name)}:
             return True  # `for _ in range(NUM_BUFFERS - 1)` runs only when the binding test held
     return False
 
@@ -467,13 +468,13 @@ def _pruned_before(func: ast.AST, read: ast.AST, cause: ast.AST) -> bool:
     """An early exit between the construct and the read tests a flag the construct itself sets
     (`except: size = 1` … `if size <= 1: return` … use of what the `try` bound): the unbound path
     most likely leaves there, which syntax alone cannot prove wrong."""
-    set_inside = {n.id for n in ast.walk(cause) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    set_inside = {n.id for n in walk(cause) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     end = cause.end_lineno or cause.lineno
-    for node in ast.walk(func):
+    for node in walk(func):
         if not isinstance(node, ast.If) or not end < node.lineno < read.lineno or node.orelse:
             continue
         if node.body and isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break)) and \
-                set_inside & {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}:
+                set_inside & {n.id for n in walk(node.test) if isinstance(n, ast.Name)}:
             return True
     return False
 
@@ -482,13 +483,13 @@ def _test_names(cause: ast.AST) -> set[str]:
     names: set[str] = set()
     node = cause
     while isinstance(node, ast.If):
-        names |= {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)}
+        names |= {n.id for n in walk(node.test) if isinstance(n, ast.Name)}
         node = node.orelse[0] if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If) else None
     return names
 
 
 def _try_body_nodes(node: ast.Try) -> set[ast.AST]:
-    return {n for stmt in node.body for n in ast.walk(stmt)}
+    return {n for stmt in node.body for n in walk(stmt)}
 
 
 def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
@@ -531,7 +532,7 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
 
 def _binding_finding(path: str, qualname: str, r: _Read, changed: set[int]) -> Finding:
     cause = r.cause
-    binders = sorted({n.lineno for n in ast.walk(cause)
+    binders = sorted({n.lineno for n in walk(cause)
                       if isinstance(n, ast.Name) and n.id == r.name and isinstance(n.ctx, ast.Store)})
     where = f"line {binders[0]}" if binders else f"the block at line {cause.lineno}"
     if isinstance(cause, ast.If):
@@ -745,7 +746,7 @@ def _element_dtype(expr: ast.AST, func: ast.AST, params: set[str], depth: int = 
     if isinstance(expr, ast.Name):
         if expr.id in params:
             return ("like", expr.id)
-        values = [n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
+        values = [n.value for n in walk(func) if isinstance(n, ast.Assign)
                   and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
         return _element_dtype(values[-1], func, params, depth + 1) if len(values) == 1 else None
     if not isinstance(expr, ast.Call):
@@ -775,7 +776,7 @@ def _return_shape(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]
     if not body or all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant) for s in body) \
             or (len(body) == 1 and isinstance(body[0], (ast.Pass,))):
         return None  # a stub: the real op is elsewhere (C++)
-    returns = [n for n in ast.walk(func) if isinstance(n, ast.Return) and n.value is not None
+    returns = [n for n in walk(func) if isinstance(n, ast.Return) and n.value is not None
                and innermost_function(func, n) is func]
     if not returns:
         return None

@@ -13,10 +13,7 @@ from collections.abc import Iterable
 
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES,
-    dotted_name,
-    qualified_functions,
-    touches,
+    FUNCTION_TYPES, children, dotted_name, qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -161,9 +158,9 @@ STOP_FLAG = re.compile(r"stop|done|shutdown|closed|exit|terminat|running|alive|c
 
 def _stop_flag(loop: ast.While) -> bool:
     """A `while True` that checks a stop/done/shutdown flag and breaks or returns."""
-    for node in ast.walk(loop):
+    for node in walk(loop):
         if isinstance(node, ast.If) and STOP_FLAG.search(ast.unparse(node.test)) and \
-                any(isinstance(s, (ast.Break, ast.Return, ast.Raise)) for s in ast.walk(node)):
+                any(isinstance(s, (ast.Break, ast.Return, ast.Raise)) for s in walk(node)):
             return True
     return False
 
@@ -248,26 +245,26 @@ def stream_sync_missing(review: ReviewInput) -> Iterable[Finding]:
 
 def _side_regions(func: Func) -> Iterable[tuple[ast.AST, ast.AST, set[str]]]:
     """(region, stream, names bound in it) for `with stream(S):` blocks and `x = op(..., stream=S)` calls."""
-    for node in ast.walk(func):
+    for node in walk(func):
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 stream = _stream_context(item)
                 if stream is not None and _side_stream(stream):
                     if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "record"
-                           for s in node.body for n in ast.walk(s)):
+                           for s in node.body for n in walk(s)):
                         continue  # an event is recorded on the side stream: the hand-off is explicit
-                    produced = {t.id for s in node.body for n in ast.walk(s)
+                    produced = {t.id for s in node.body for n in walk(s)
                                 if isinstance(n, (ast.Assign, ast.AnnAssign))
                                 for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
                                 for t in _plain_names(t)}
-                    produced |= {a.id for s in node.body for n in ast.walk(s) if isinstance(n, ast.Call)
+                    produced |= {a.id for s in node.body for n in walk(s) if isinstance(n, ast.Call)
                                  for k in n.keywords if k.arg in ("out", "output") and isinstance(k.value, ast.Name)
                                  for a in [k.value]}
                     yield node, stream, produced
         elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             stream = next((k.value for k in node.value.keywords if k.arg == "stream"), None)
             if stream is not None and _side_stream(stream) and not isinstance(stream, ast.Constant):
-                yield node, stream, {t.id for t in node.targets for t in ast.walk(t) if isinstance(t, ast.Name)}
+                yield node, stream, {t.id for t in node.targets for t in walk(t) if isinstance(t, ast.Name)}
 
 
 def _plain_names(target: ast.AST) -> list[ast.Name]:
@@ -283,7 +280,7 @@ def _plain_names(target: ast.AST) -> list[ast.Name]:
 
 def _waits(func: ast.AST) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in SYNC_ATTRS
-               for n in ast.walk(func))
+               for n in walk(func))
 
 
 def _synchronising_helpers(review: ReviewInput, path: str, tree: ast.Module) -> set[str]:
@@ -321,19 +318,19 @@ def _first_unsynced_read(func: Func, region: ast.AST, produced: set[str], stream
     synchronises counts: `helpers`)."""
     end = region.end_lineno or region.lineno
     stream_text = ast.unparse(stream)
-    same_stream_spans = [(n.lineno, n.end_lineno or n.lineno) for n in ast.walk(func)
+    same_stream_spans = [(n.lineno, n.end_lineno or n.lineno) for n in walk(func)
                          if isinstance(n, (ast.With, ast.AsyncWith))
                          and any((s := _stream_context(i)) is not None and ast.unparse(s) == stream_text for i in n.items)]
-    syncs = sorted(n.lineno for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    syncs = sorted(n.lineno for n in walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                    and n.func.attr in SYNC_ATTRS and n.lineno > end)
-    syncs += [n.lineno for n in ast.walk(func) if helpers and isinstance(n, ast.Call) and n.lineno > end
+    syncs += [n.lineno for n in walk(func) if helpers and isinstance(n, ast.Call) and n.lineno > end
               and dotted_name(n.func).rsplit(".", 1)[-1] in helpers]
-    syncs += [n.lineno for n in ast.walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+    syncs += [n.lineno for n in walk(func) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
               and n.func.attr in ("wait_stream", "wait_event", "synchronize", "wait")
               and region.lineno <= n.lineno <= end and n is not None and _is_tail_sync(n, region)]
-    reads = sorted((n for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+    reads = sorted((n for n in walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
                     and n.id in produced and n.lineno > end), key=lambda n: (n.lineno, n.col_offset))
-    parents = {c: p for p in ast.walk(func) for c in ast.iter_child_nodes(p)}
+    parents = {c: p for p in walk(func) for c in children(p)}
     for read in reads:
         if any(a <= read.lineno <= b for a, b in same_stream_spans):
             continue

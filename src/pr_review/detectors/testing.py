@@ -9,6 +9,7 @@ from typing import Iterable
 from ..evidence._util import collectable_tests, is_test_file
 from ..lang.index import index_of
 from ..model import Evidence, Finding
+from ..lang.python import walk
 from . import detector
 from .base import ReviewInput
 
@@ -76,7 +77,7 @@ def _fp32(node: ast.AST, tainted: set[str]) -> bool:
 def _returns_fp32(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     """Whether some returned value is still the upcast (fp32) computation, followed through assignments."""
     tainted: set[str] = set()
-    statements = sorted((n for n in ast.walk(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return))),
+    statements = sorted((n for n in walk(func) if isinstance(n, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return))),
                         key=lambda n: (n.lineno, n.col_offset))
     for node in statements:
         if isinstance(node, ast.Return):
@@ -90,7 +91,7 @@ def _returns_fp32(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         if value is None:
             continue
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        names = {e.id for t in targets for e in ast.walk(t) if isinstance(e, ast.Name)}
+        names = {e.id for t in targets for e in walk(t) if isinstance(e, ast.Name)}
         if isinstance(node, ast.AugAssign):
             hot = _fp32(value, tainted) or bool(names & tainted)
         else:
@@ -129,7 +130,7 @@ def test_reference_dtype_promotion(review: ReviewInput) -> Iterable[Finding]:
                 continue
             if func.name not in compared:
                 continue  # not compared against an upcast kernel output: nothing shows a precision mismatch
-            upcasts = [n for n in ast.walk(func) if _is_upcast(n) and n.lineno in added]
+            upcasts = [n for n in walk(func) if _is_upcast(n) and n.lineno in added]
             if not upcasts:
                 continue
             if not _returns_fp32(func):
@@ -170,7 +171,7 @@ def _compared_callees(tree: ast.Module) -> dict[str, int]:
     for node in index_of(tree).nodes:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             for t in node.targets:
-                for e in ast.walk(t):
+                for e in walk(t):
                     if isinstance(e, ast.Name):
                         results[e.id] = node.value.func.id
     out: dict[str, int] = {}
@@ -226,7 +227,7 @@ def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
             return True
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", "") == name:
             for t in node.targets:
-                results.update(e.id for e in ast.walk(t) if isinstance(e, ast.Name))
+                results.update(e.id for e in walk(t) if isinstance(e, ast.Name))
     if not results:
         return False
     for node in index_of(tree).nodes:
@@ -326,7 +327,7 @@ def _entry_point(tree: ast.Module) -> tuple[int, str]:
     main_block = next((s for s in tree.body if isinstance(s, ast.If) and "__main__" in ast.unparse(s.test)), None)
     functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     if main_block is not None:
-        called = [c.func.id for c in ast.walk(main_block) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
+        called = [c.func.id for c in walk(main_block) if isinstance(c, ast.Call) and isinstance(c.func, ast.Name)
                   and c.func.id in functions]
         if "main" in called or (not called and "main" in functions):
             return functions["main"].lineno, "`main()` under `if __name__ == \"__main__\"`"

@@ -26,8 +26,8 @@ from functools import lru_cache
 from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp_guards
+from ..lang.python import children, dotted_name, parse_expression, walk
 from ..lang.python import comments as py_comments
-from ..lang.python import dotted_name, parse_expression, walk
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
@@ -110,7 +110,7 @@ def _negate(test: ast.expr) -> str:
 
 def _names(node: ast.AST) -> set[str]:
     out: set[str] = set()
-    for sub in ast.walk(node):
+    for sub in walk(node):
         if isinstance(sub, ast.Name):
             out.add(sub.id)
         elif isinstance(sub, ast.Attribute):
@@ -145,7 +145,7 @@ def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: se
     covered: set[int] = set()  # raise statements already reported as part of their `if … raise`
 
     def visit(node: ast.AST, func: str, stmt: ast.stmt | None, inside: bool) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             name = func
             keep = inside
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -221,7 +221,7 @@ def _message(node: ast.AST | None) -> str:
     """The literal words of an assert message or exception argument (f-string holes dropped)."""
     if node is None:
         return ""
-    parts = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
+    parts = [n.value for n in walk(node) if isinstance(n, ast.Constant) and isinstance(n.value, str)]
     return " ".join(p.strip() for p in parts if p.strip())
 
 
@@ -483,8 +483,8 @@ def _function_says_unread(review: ReviewInput, f: ChangedFile, function: str, ad
 
 def _whole_names(node: ast.AST) -> set[str]:
     """Every name and dotted attribute chain in `node`, whole (`cfg.split_k`, not also `cfg`)."""
-    inner = {id(n.value) for n in ast.walk(node) if isinstance(n, ast.Attribute)}
-    return {d for n in ast.walk(node) if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in inner
+    inner = {id(n.value) for n in walk(node) if isinstance(n, ast.Attribute)}
+    return {d for n in walk(node) if isinstance(n, (ast.Name, ast.Attribute)) and id(n) not in inner
             and (d := dotted_name(n))}
 
 
@@ -499,12 +499,12 @@ def _zeroed_for_accumulation(review: ReviewInput, f: ChangedFile, g: Guard, line
     head = _function_index(review, f.path, "head").get(g.function)
     if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)) or head is None:
         return ""
-    alloc = next((n.value for n in ast.walk(head) if isinstance(n, (ast.Assign, ast.AnnAssign))
+    alloc = next((n.value for n in walk(head) if isinstance(n, (ast.Assign, ast.AnnAssign))
                   and n.lineno == line and isinstance(n.value, ast.Call)), None)
     if alloc is None or not alloc.args:
         return ""
     dims = _whole_names(alloc.args[0])
-    for node in ast.walk(base):
+    for node in walk(base):
         if isinstance(node, ast.If) and any(s.lineno <= g.line <= (s.end_lineno or s.lineno) for s in node.body):
             counts = _whole_names(node.test)
             hit = sorted(c for c in counts & dims if c and c.rsplit(".", 1)[-1] not in PY_NOISE)
@@ -585,13 +585,13 @@ def _empty_assignment(review: ReviewInput, f: ChangedFile, tree: ast.Module | No
         scope = _function_index(review, f.path, "head").get(function) if function else tree
         if scope is None:
             return None
-        for node in ast.walk(scope):
+        for node in walk(scope):
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if not any(_norm(t) == target for t in targets) or node.value is None:
                 continue
-            calls = [c for c in ast.walk(node.value) if isinstance(c, ast.Call)]
+            calls = [c for c in walk(node.value) if isinstance(c, ast.Call)]
             if any(dotted_name(c.func).rsplit(".", 1)[-1] in EMPTY_CALLS
                    or (isinstance(c.func, ast.Attribute) and c.func.attr in EMPTY_CALLS) for c in calls):
                 return node.lineno, short(_norm(node))
@@ -754,7 +754,7 @@ def _restricts_to_constants(g: Guard) -> bool:
         sides = [part.left, *part.comparators]
         if not any(_constant(x) for x in sides) or all(_constant(x) for x in sides):
             return False
-        if any(not _constant(x) and any(isinstance(c, ast.Call) for c in ast.walk(x)) for x in sides):
+        if any(not _constant(x) and any(isinstance(c, ast.Call) for c in walk(x)) for x in sides):
             return False
     return True
 
@@ -831,11 +831,11 @@ def _branch_does_new_work(review: ReviewInput, f: ChangedFile, g: Guard, line: i
     head = _function_index(review, f.path, "head").get(g.function) if g.function else review.source.python(f.path)
     if head is None:
         return False
-    node = next((n for n in ast.walk(head) if isinstance(n, ast.If) and n.lineno == line), None)
+    node = next((n for n in walk(head) if isinstance(n, ast.If) and n.lineno == line), None)
     if node is None:
         return False
     added = f.added_lines
-    for stmt in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+    for stmt in walk(ast.Module(body=node.body, type_ignores=[])):
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and stmt.lineno in added:
             return True
         if isinstance(stmt, ast.Call) and stmt.lineno in added and not (
@@ -854,7 +854,7 @@ def _still_raises(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, s
     if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     want = re.sub(r"\s+", "", g.asserted)
-    for node in ast.walk(head):
+    for node in walk(head):
         if isinstance(node, ast.If) and re.sub(r"\s+", "", _negate(node.test)) == want:
             raise_ = next((r for r in node.body if isinstance(r, ast.Raise) and r.exc is not None
                            and _exc_name(r) == g.exc), None)
@@ -876,10 +876,10 @@ def _downgraded_to_warning(review: ReviewInput, f: ChangedFile, g: Guard) -> tup
     if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return None
     want = re.sub(r"\s+", "", g.asserted)
-    for node in ast.walk(head):
+    for node in walk(head):
         if not isinstance(node, ast.If) or re.sub(r"\s+", "", _negate(node.test)) != want:
             continue
-        for call in (c for stmt in node.body for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+        for call in (c for stmt in node.body for c in walk(stmt) if isinstance(c, ast.Call)):
             if isinstance(call.func, ast.Attribute) and call.func.attr in LOG_CALLS \
                     or dotted_name(call.func) in ("warnings.warn", "warn"):
                 return f"{f.path}:{node.lineno}", short(f"if {_norm(node.test)}: {_norm(call.func)}(…)", 100)
@@ -898,13 +898,13 @@ def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     base = _function_index(review, f.old_path or f.path, "base").get(g.function)
     if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return ""
-    node = next((n for n in ast.walk(base) if isinstance(n, ast.If) and n.lineno == g.line), None)
+    node = next((n for n in walk(base) if isinstance(n, ast.If) and n.lineno == g.line), None)
     if node is None:
         return ""
     test = node.test
     conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     switches = {c.id for c in conjuncts if isinstance(c, ast.Name)}
-    for stmt in ast.walk(base):
+    for stmt in walk(base):
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in switches for t in stmt.targets) \
                 and ENV_READ.search(ast.unparse(stmt.value)):
             return f"checked only when `{ast.unparse(stmt.targets[0])}` is set: `{short(ast.unparse(stmt), 100)}`"
@@ -993,7 +993,7 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
         return None
     wanted = {_squash(c) for c in _parts(g.asserted, "and")}
     # delegates: functions this one calls, with their parameters bound to the arguments it passes
-    for call in (n for n in ast.walk(head) if isinstance(n, ast.Call)):
+    for call in (n for n in walk(head) if isinstance(n, ast.Call)):
         target = _definition(review, f.path, dotted_name(call.func))
         if target is None:
             continue
@@ -1013,7 +1013,7 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
         for qualname, caller in _function_index(review, path, "head").items():
             if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is head:
                 continue
-            calls = [n for n in ast.walk(caller) if isinstance(n, ast.Call)
+            calls = [n for n in walk(caller) if isinstance(n, ast.Call)
                      and dotted_name(n.func).rsplit(".", 1)[-1] == name]
             if not calls:
                 continue
@@ -1127,7 +1127,7 @@ def _if_without_raise(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[in
     if scope is None:
         return None
     condition = g.key.split(":", 1)[1].rsplit("|", 1)[0]
-    for node in ast.walk(scope):
+    for node in walk(scope):
         if isinstance(node, ast.If) and _norm(node.test) == condition \
                 and not any(isinstance(stmt, ast.Raise) for stmt in node.body):  # some path through it no longer raises
             return node.lineno, short(f"if {condition}: " + "; ".join(_norm(b).splitlines()[0] for b in node.body[:2]))
@@ -1214,8 +1214,8 @@ def _params_dropped(review: ReviewInput, f: ChangedFile, g: Guard, params: set[s
     head = _function_index(review, f.path, "head").get(g.function)
     if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return set()
-    named = {n.id for n in ast.walk(head) if isinstance(n, ast.Name)} | \
-        {a.arg for a in ast.walk(head.args) if isinstance(a, ast.arg)}
+    named = {n.id for n in walk(head) if isinstance(n, ast.Name)} | \
+        {a.arg for a in walk(head.args) if isinstance(a, ast.arg)}
     return {s for s in g.subjects & params if s not in named}
 
 
