@@ -54,14 +54,7 @@ class Source:
         """The parsed module, or None (unreadable, or not parsable — recorded as not checked)."""
         key = (side, path)
         if key not in self._trees:
-            text = self.text(path, side)
-            tree = None
-            if text is not None:
-                try:
-                    tree = parse(text, filename=path)
-                except Unparsable as exc:
-                    self.not_checked.append(NotChecked(path, f"{side} side is {exc}: not parsed"))
-            self._trees[key] = tree
+            self._trees[key] = self._parse(path, side)
         return self._trees[key]
 
     @contextmanager
@@ -74,19 +67,24 @@ class Source:
         if key in self._trees:
             yield self._trees[key]
             return
-        text = self.text(path, side)
-        tree = None
-        if text is not None:
-            try:
-                tree = parse(text, filename=path)
-            except Unparsable as exc:
-                self.not_checked.append(NotChecked(path, f"{side} side is {exc}: not parsed"))
-                self._trees[key] = None
+        tree = self._parse(path, side)
+        if tree is None:
+            self._trees[key] = None  # not parsed again, nor recorded twice
         try:
             yield tree
         finally:
             if tree is not None:
                 release(tree)
+
+    def _parse(self, path: str, side: Side) -> ast.Module | None:
+        text = self.text(path, side)
+        if text is None:
+            return None
+        try:
+            return parse(text, filename=path)
+        except Unparsable as exc:
+            self.not_checked.append(NotChecked(path, f"{side} side is {exc}: not parsed"))
+            return None
 
     def segment(self, node: ast.AST, path: str, side: Side = "head") -> str | None:
         """`ast.get_source_segment` of the file's text, which splits the whole text into lines on
