@@ -22,6 +22,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Iterator
 
 from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
@@ -495,9 +496,9 @@ def _zeroed_for_accumulation(review: ReviewInput, f: ChangedFile, g: Guard, line
     zeroing served is gone, redesigned rather than left uninitialised."""
     if f.language != "python" or not g.function:
         return ""
-    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
+    base = _guard_def(review, f, g, "base")
     head = _function_index(review, f.path, "head").get(g.function)
-    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)) or head is None:
+    if base is None or head is None:
         return ""
     alloc = next((n.value for n in walk(head) if isinstance(n, (ast.Assign, ast.AnnAssign))
                   and n.lineno == line and isinstance(n.value, ast.Call)), None)
@@ -808,8 +809,8 @@ def _branch_deleted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     served): the check went with the only code it guarded, and nothing it protected is left to reach."""
     if f.language != "python" or not g.function:
         return ""
-    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
-    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    base = _guard_def(review, f, g, "base")
+    if base is None:
         return ""
     head = _function_index(review, f.path, "head").get(g.function)
     kept_tests = {ast.unparse(n.test) for n in walk(head) if isinstance(n, ast.If)} if head is not None else set()
@@ -850,17 +851,27 @@ def _still_raises(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, s
     the guard reader skips as too long to be a plain check."""
     if f.language != "python" or g.kind != "if-raise" or not g.function:
         return None
-    head = _function_index(review, f.path, "head").get(g.function)
-    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    head = _guard_def(review, f, g, "head")
+    if head is None:
         return None
-    want = re.sub(r"\s+", "", g.asserted)
-    for node in walk(head):
-        if isinstance(node, ast.If) and re.sub(r"\s+", "", _negate(node.test)) == want:
-            raise_ = next((r for r in node.body if isinstance(r, ast.Raise) and r.exc is not None
-                           and _exc_name(r) == g.exc), None)
-            if raise_ is not None:
-                return f"{f.path}:{raise_.lineno}", short(f"if {_norm(node.test)}: … raise {g.exc}", 100)
+    for node in _ifs_failing_on(head, g):
+        raise_ = next((r for r in node.body if isinstance(r, ast.Raise) and r.exc is not None
+                       and _exc_name(r) == g.exc), None)
+        if raise_ is not None:
+            return f"{f.path}:{raise_.lineno}", short(f"if {_norm(node.test)}: … raise {g.exc}", 100)
     return None
+
+
+def _ifs_failing_on(head: ast.AST, g: Guard) -> Iterator[ast.If]:
+    """The `if`s of the head function whose test is the deleted guard's failing condition."""
+    want = re.sub(r"\s+", "", g.asserted)
+    return (node for node in walk(head) if isinstance(node, ast.If) and re.sub(r"\s+", "", _negate(node.test)) == want)
+
+
+def _guard_def(review: ReviewInput, f: ChangedFile, g: Guard, side: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The def of the guard's own function on one side (None for module level, a class, or no such def)."""
+    node = _function_index(review, f.old_path or f.path if side == "base" else f.path, side).get(g.function)
+    return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 LOG_CALLS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception"}
@@ -872,13 +883,10 @@ def _downgraded_to_warning(review: ReviewInput, f: ChangedFile, g: Guard) -> tup
     states, not a check that vanished. The finding that "nothing checks it any more" would be wrong."""
     if f.language != "python" or g.kind not in ("assert", "if-raise") or not g.asserted or not g.function:
         return None
-    head = _function_index(review, f.path, "head").get(g.function)
-    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    head = _guard_def(review, f, g, "head")
+    if head is None:
         return None
-    want = re.sub(r"\s+", "", g.asserted)
-    for node in walk(head):
-        if not isinstance(node, ast.If) or re.sub(r"\s+", "", _negate(node.test)) != want:
-            continue
+    for node in _ifs_failing_on(head, g):
         for call in (c for stmt in node.body for c in walk(stmt) if isinstance(c, ast.Call)):
             if isinstance(call.func, ast.Attribute) and call.func.attr in LOG_CALLS \
                     or dotted_name(call.func) in ("warnings.warn", "warn"):
@@ -895,8 +903,8 @@ def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     in every run that did not ask for it, so deleting it changes nothing a user runs by default."""
     if f.language != "python" or g.kind != "if-raise" or not g.function:
         return ""
-    base = _function_index(review, f.old_path or f.path, "base").get(g.function)
-    if not isinstance(base, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    base = _guard_def(review, f, g, "base")
+    if base is None:
         return ""
     node = next((n for n in walk(base) if isinstance(n, ast.If) and n.lineno == g.line), None)
     if node is None:
@@ -988,8 +996,8 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
     arguments bound to the callee's parameters so `assert a.dim() == 2; f(a)` covers f's `x.dim() == 2`."""
     if g.kind not in ("assert", "if-raise", "check") or not g.asserted or not g.function:
         return None
-    head = _function_index(review, f.path, "head").get(g.function)
-    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    head = _guard_def(review, f, g, "head")
+    if head is None:
         return None
     wanted = {_squash(c) for c in _parts(g.asserted, "and")}
     # delegates: functions this one calls, with their parameters bound to the arguments it passes
@@ -1211,8 +1219,8 @@ def _params_dropped(review: ReviewInput, f: ChangedFile, g: Guard, params: set[s
     (a docstring recalling "the prior `write_indices` buffer" is prose, not a use)."""
     if f.language != "python" or not g.function:
         return set()
-    head = _function_index(review, f.path, "head").get(g.function)
-    if not isinstance(head, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    head = _guard_def(review, f, g, "head")
+    if head is None:
         return set()
     named = {n.id for n in walk(head) if isinstance(n, ast.Name)} | \
         {a.arg for a in walk(head.args) if isinstance(a, ast.arg)}
