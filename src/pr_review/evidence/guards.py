@@ -1198,12 +1198,9 @@ COMMON_CALLS = {"len", "isinstance", "all", "any", "int", "float", "str", "bool"
 
 def _vanished_predicate(review: ReviewInput, g: Guard) -> str:
     """A function the check called is gone from the whole head tree: the premise of the check went away."""
-    for name in dict.fromkeys(re.findall(r"(?<![.\w])(\w{6,})\s*\(", g.asserted)):
-        if name in COMMON_CALLS:
-            continue
-        if not review.source.grep(name, "head", (), fixed=True, word=True, files_only=True):
-            return name
-    return ""
+    names = [n for n in dict.fromkeys(re.findall(r"(?<![.\w])(\w{6,})\s*\(", g.asserted)) if n not in COMMON_CALLS]
+    files = review.source.grep_words(names, "head", ())  # one search of the tree for all of them
+    return next((name for name in names if not files[name]), "")
 
 
 def _touches(h: Guard, lines: set[int]) -> bool:
