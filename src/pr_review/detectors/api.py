@@ -191,7 +191,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
     if len(defining) < 1:
         return False
     # only files that both define the method and name the parameter can hold a sibling with it
-    naming = {p for p, _, _ in review.source.grep(rf"\b{re.escape(param)}\b", "head", ("*.py",), files_only=True)}
+    naming = set(review.source.grep_words([param])[param])
     paths = sorted(defining & naming)
     if len(paths) > limit:
         return False
@@ -455,7 +455,7 @@ def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) ->
     """Some call of the function in the head tree passes `param` (by keyword or position), or cannot be
     told (*args/**kwargs). Asked only for a name that decides output, so the caller parse is rare; the
     files are pre-filtered by a grep for the parameter's keyword, then read from the shared parse cache."""
-    naming = {p for p, _, _ in review.source.grep(rf"\b{re.escape(param)}\b", "head", ("*.py",), files_only=True)}
+    naming = set(review.source.grep_words([param])[param])
     calls, _ = _callers(review, {func.name}, max_files=30)
     return any(_passes(c.node, func, param) is not False for c in calls.get(func.name, [])
                if c.path in naming or any(isinstance(a, ast.Starred) for a in c.node.args)
