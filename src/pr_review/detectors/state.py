@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -53,6 +54,7 @@ def changed_lines(f: ChangedFile) -> set[int]:
 
 EXIT_CALLS = {"sys.exit", "exit", "quit", "os._exit", "os.abort", "pytest.fail", "pytest.skip",
               "pytest.xfail", "pytest.exit", "typing.assert_never", "assert_never"}
+CAUSES = (ast.If, ast.Try, ast.Match)  # the constructs a finding blames
 BRANCHING = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension, ast.ExceptHandler)
 
 
@@ -67,12 +69,6 @@ class _State:
     def bind(self, name: str) -> None:
         self.bound.add(name)
         self.causes.pop(name, None)
-
-
-def _argument_parsers(func: ast.AST) -> set[str]:
-    """Names the function binds to `argparse.ArgumentParser(...)` (or a subclass spelled `*ArgumentParser`)."""
-    return {dotted_name(t) for n in walk(func) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-            and dotted_name(n.value.func).rsplit(".", 1)[-1].endswith("ArgumentParser") for t in n.targets}
 
 
 @dataclass
@@ -125,9 +121,7 @@ class _Flow:
 
     def __init__(self, func: ast.FunctionDef | ast.AsyncFunctionDef):
         self.func = func
-        self.locals = _local_names(func)
-        self.constants = _single_constants(func)
-        self.parsers = _argument_parsers(func)
+        self.locals, self.constants, self.parsers = _scan(func)
         self.reads: list[_Read] = []
         self.loop_breaks: list[list[_State]] = []
 
@@ -350,21 +344,6 @@ def _loop_exit(before: _State, after: _State | None, loop: ast.AST, tracked: set
     return out
 
 
-def _single_constants(func: ast.AST) -> dict[str, object]:
-    """Locals bound exactly once, to a literal (parameters excluded)."""
-    counts: dict[str, int] = {}
-    values: dict[str, object] = {}
-    for node in walk(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Constant):
-            values[node.targets[0].id] = node.value.value
-    args = func.args if isinstance(func, FUNCTION_TYPES) else None
-    params = {a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs)} if args else set()
-    return {k: v for k, v in values.items() if counts.get(k) == 1 and k not in params}
-
-
 def _always_true(test: ast.AST) -> bool:
     return isinstance(test, ast.Constant) and bool(test.value)
 
@@ -404,34 +383,82 @@ def _expr_events(node: ast.AST) -> Iterable[tuple[ast.Name, bool]]:
     yield from visit(node)
 
 
-def _local_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
-    """Names Python treats as local to `func` (bound somewhere in its own body)."""
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _scan(func: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[set[str], dict[str, object], set[str]]:
+    """What the flow of `func` needs, from one pass over its nodes (three walks before, two thirds of
+    conditional-binding's time): the names Python treats as local to it; its locals bound exactly once,
+    to a literal (parameters excluded); the names it binds to `argparse.ArgumentParser(...)` (or a
+    subclass spelled `*ArgumentParser`).
+
+    Every node is read for the literals and parsers. A node is also *own*, read for the locals, when it
+    binds in `func`'s scope: its body, not a nested def or class body (only the decorators) nor a
+    lambda, of a comprehension only the iterables, and any walrus anywhere under a comprehension
+    (`in_comp`), which binds in the enclosing function."""
     bound: set[str] = set()
     declared: set[str] = set()
-    stack: list[ast.AST] = list(func.body)
+    counts: dict[str, int] = {}
+    values: dict[str, object] = {}
+    parsers: set[str] = set()
+    # (node, own, in_comp); the def's own fields other than its body are read, not own
+    stack: list[tuple[ast.AST, bool, bool]] = [(c, False, False) for c in children(func)
+                                                if not any(c is b for b in func.body)]
+    stack.extend((n, True, False) for n in func.body)
+    pop, push = stack.pop, stack.append
     while stack:
-        n = stack.pop()
-        if isinstance(n, (ast.Global, ast.Nonlocal)):
+        n, own, in_comp = pop()
+        kind = type(n)
+        if kind is ast.Name:
+            if not isinstance(n.ctx, ast.Load):  # Store or Del
+                counts[n.id] = counts.get(n.id, 0) + 1
+                if own:
+                    bound.add(n.id)
+            continue
+        if kind is ast.Assign and isinstance(n.value, ast.Call) \
+                and dotted_name(n.value.func).rsplit(".", 1)[-1].endswith("ArgumentParser"):
+            parsers.update(dotted_name(t) for t in n.targets)
+        if kind is ast.Assign and len(n.targets) == 1 and type(n.targets[0]) is ast.Name \
+                and type(n.value) is ast.Constant:
+            values[n.targets[0].id] = n.value.value
+        if in_comp and kind is ast.NamedExpr:
+            own = True
+        if not own:
+            for child in children(n):
+                push((child, False, in_comp))
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
             declared.update(n.names)
             continue
-        if isinstance(n, (*FUNCTION_TYPES, ast.ClassDef)):
+        if kind in FUNCTION_TYPES or kind is ast.ClassDef:
             bound.add(n.name)
-            stack.extend(n.decorator_list)
+            decorators = n.decorator_list
+            for child in children(n):
+                push((child, any(child is d for d in decorators), in_comp))
             continue
-        if isinstance(n, ast.Lambda):
+        if kind is ast.Lambda:
+            for child in children(n):
+                push((child, False, in_comp))
             continue
-        if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            stack.extend(g.iter for g in n.generators)
-            stack.extend(w for w in walk(n) if isinstance(w, ast.NamedExpr))
+        if kind in COMPREHENSIONS:
+            for child in children(n):
+                if type(child) is not ast.comprehension:
+                    push((child, False, True))
+            for g in n.generators:  # nothing to read on the generator node itself
+                push((g.target, False, True))
+                push((g.iter, True, True))
+                stack.extend((c, False, True) for c in g.ifs)
             continue
-        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
-            bound.add(n.id)
-        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+        if kind is ast.Import or kind is ast.ImportFrom:
             bound.update((a.asname or a.name).split(".")[0] for a in n.names)
-        elif isinstance(n, ast.ExceptHandler) and n.name or isinstance(n, (ast.MatchAs, ast.MatchStar)) and n.name:
+        elif kind is ast.ExceptHandler and n.name or kind in (ast.MatchAs, ast.MatchStar) and n.name:
             bound.add(n.name)
-        stack.extend(children(n))
-    return bound - declared
+        for child in children(n):
+            push((child, True, in_comp))
+    args = func.args
+    params = {a.arg for a in (args.posonlyargs + args.args + args.kwonlyargs)}
+    constants = {k: v for k, v in values.items() if counts.get(k) == 1 and k not in params}
+    return bound - declared, constants, parsers
 
 
 def _enclosing(func: ast.AST, target: ast.AST) -> list[ast.AST]:
@@ -497,7 +524,7 @@ def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
     out: list[_Read] = []
     seen: set[str] = set()
     for r in sorted(reads, key=lambda r: (r.node.lineno, r.node.col_offset)):
-        if r.name in seen or not isinstance(r.cause, (ast.If, ast.Try, ast.Match)):
+        if r.name in seen or not isinstance(r.cause, CAUSES):
             continue
         if r.node.lineno <= (r.cause.end_lineno or r.cause.lineno):
             continue  # a read inside the construct itself (a loop-carried pattern), not after it
@@ -512,9 +539,15 @@ def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
 def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
         changed = changed_lines(f)
+        # a finding's cause is an if/try/match the PR touched: a function holding none is not read
+        index = index_of(tree)
+        starts = sorted(c.lineno for kind in CAUSES for c in index.of_type(kind) if touches(c, changed))
         base_funcs: dict[str, ast.AST] | None = None
         for qualname, func in qualified_functions(tree).items():
             if not touches(func, changed):
+                continue
+            at = bisect_left(starts, func.lineno)
+            if at == len(starts) or starts[at] > (func.end_lineno or func.lineno):
                 continue
             reads = [r for r in _maybe_unbound(func) if touches(r.cause, changed)]
             if not reads:
