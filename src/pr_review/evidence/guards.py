@@ -27,6 +27,7 @@ from typing import Iterator
 from ..detectors.base import ReviewInput
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp_guards
+from ..lang.index import index_of
 from ..lang.python import children, dotted_name, parse_expression, walk
 from ..lang.python import comments as py_comments
 from . import Artifact, collector
@@ -393,7 +394,8 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
                           ("gone-debug-switch", lambda: _debug_switch(review, f, g)),
                           ("implemented", lambda: _now_strided(f, g)),
                           ("implemented", lambda: _clamped_to_limit(review, f, g)),
-                          ("implemented", lambda: _title_adds_support(review, g))):
+                          ("implemented", lambda: _title_adds_support(review, g)),
+                          ("lifted", lambda: _relation_now_branched(review, g))):
         evidence = shown()
         if evidence:
             fate.fate, fate.evidence = ending, [evidence]
@@ -984,6 +986,60 @@ def _title_adds_support(review: ReviewInput, g: Guard) -> str:
     said = {w.lower()[:5] for w in re.findall(r"[A-Za-z][A-Za-z0-9]{3,}", title)}
     hit = sorted(stems & said)
     return f"the title says the PR adds what the check rejected ({', '.join(hit)}): {short(title, 100)}" if hit else ""
+
+
+def _related(node: ast.expr, names: set[str]) -> tuple[str, frozenset[str]] | None:
+    """`q_out.dtype` → ("q_out", {"dtype"}): the guard subject a comparison side is about, with the attributes it
+    reads; an added side names the subject or a kernel parameter carrying its stem (`q_out_ptr.dtype.element_ty`)."""
+    attrs = frozenset(n.attr for n in walk(node) if isinstance(n, ast.Attribute))
+    found = {n.id for n in walk(node) if isinstance(n, ast.Name)}
+    hits = [s for s in names for n in found if n == s or n.startswith(s + "_")]
+    if not hits or not attrs:
+        return None
+    return max(hits, key=len), attrs
+
+
+def _compared_relations(node: ast.expr, names: set[str]) -> set[tuple[frozenset[str], frozenset[str]]]:
+    """The (pair of subjects, shared attributes) each `==`/`!=` in `node` compares."""
+    out = set()
+    for cmp in (n for n in walk(node) if isinstance(n, ast.Compare)):
+        if not all(isinstance(op, (ast.Eq, ast.NotEq)) for op in cmp.ops):
+            continue
+        sides = [_related(x, names) for x in (cmp.left, *cmp.comparators)]
+        for a, b in zip(sides, sides[1:]):
+            if a and b and a[0] != b[0] and a[1] & b[1]:
+                out.add((frozenset((a[0], b[0])), a[1] & b[1]))
+    return out
+
+
+def _relation_now_branched(review: ReviewInput, g: Guard) -> str:
+    """The deleted check required two tensors to agree (`assert q_out.dtype == q_nope.dtype`, a kernel that staged
+    q_out in q_nope's buffer), and code the PR adds now tests that same relation to choose what to do (aiter
+    6b237bdbfa: `Q_OUT_MATCHES = q_out_ptr.dtype.element_ty == q_nope_ptr.dtype.element_ty` and a cast path in
+    the kernel it launches): the requirement is lifted by the PR's own code, not dropped."""
+    if g.kind not in ("assert", "if-raise") or not g.asserted or len(g.subjects) < 2:
+        return ""
+    try:
+        wanted = _compared_relations(parse_expression(g.asserted), g.subjects)
+    except Unparsable:
+        return ""
+    if not wanted:
+        return ""
+    for f in review.changed("python", include_tests=False):
+        added = f.added_lines
+        if not added or not any("==" in t or "!=" in t for _, t in f.added):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
+            continue
+        index = index_of(tree)
+        for cmp in index.of_type(ast.Compare):
+            if cmp.lineno not in added or any(isinstance(a, ast.Assert) for a in index.ancestors(cmp)):
+                continue  # an added assert is the check kept, not the requirement lifted
+            for pair, attrs in _compared_relations(cmp, g.subjects):
+                if any(pair == p and attrs & a for p, a in wanted):
+                    return f"{f.path}:{cmp.lineno}: the PR's code now tests `{short(ast.unparse(cmp), 90)}` itself"
+    return ""
 
 
 MAX_NEIGHBOUR_FILES = 40
