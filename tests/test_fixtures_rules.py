@@ -61,6 +61,8 @@ def test_fixture(case: Path, tmp_path: Path) -> None:
     for finding in report.all_findings:
         if finding.severity == "high":
             assert finding.trigger, f"{finding.rule}: a 🔴 finding must carry its trigger"
+    for skipped in report.not_checked:  # a detector asking for a path it never resolved is a bug, not a skip
+        assert skipped.path.strip() and "a tree, not a file" not in skipped.reason, skipped
 
 
 def test_every_decidable_rule_has_fire_and_clean_fixtures() -> None:

@@ -872,8 +872,10 @@ def _knob_sensitive_kernel(resolver: _KernelResolver, path: str, tree: ast.Modul
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript)}
     for name in sorted(n for n in names if n):
         kernel, kpath = resolver.resolve(path, tree, name)
+        if kernel is None:
+            continue  # not defined in the tree: nothing to read, and no path to ask for
         module = resolver.module(kpath) if kpath != path else tree
-        if kernel is None or module is None:
+        if module is None:
             continue
         found = _tunable_structure(kernel.func, module, kernel.aliases)
         if found is not None:
