@@ -11,6 +11,7 @@ from pr_review.github import checks
 from pr_review.github.commands import annotation_command
 from pr_review.github.summary import CHECK_SUMMARY_LIMIT, JOB_SUMMARY_LIMIT, Publication, render_summary
 from pr_review.model import ChecklistItem, Report
+from pr_review.report.render import render_markdown
 
 
 def publication(report: Report, **extra) -> Publication:
@@ -18,7 +19,8 @@ def publication(report: Report, **extra) -> Publication:
 
 
 def oversized(report: Report) -> Report:
-    report.findings = report.findings[:1] + [finding(n, "low" if n % 3 else "medium") for n in range(400)]
+    report.findings = report.findings[:1] + [finding(n, "low" if n % 3 else "medium", impact=f"Callers of op {n} hit it.")
+                                             for n in range(400)]  # each its own text: none folds into another
     report.checklist = [ChecklistItem(rule=f"rule-{n}", code=f"X{n}", title=f"Checklist item {n} " + "x" * 200,
                                       families=["f"], derived_by=[f"aiter/ops/op_{n}.py:1: code"]) for n in range(300)]
     return report
@@ -102,3 +104,19 @@ def test_workflow_command_escapes_properties_and_data(hostile: Report) -> None:
     props, data = line[len("::error "):].split("::", 1)
     assert all(re.fullmatch(r"[a-zA-Z]+=[^,:]+", p) for p in props.split(","))
     assert data.startswith("Snippet:%0A```python%0Ax = 1%0A```%0A@octocat look </details>%0ATriggered by: `M=1`")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_one_rule_at_several_places_reads_as_one_finding(report: Report, language: str) -> None:
+    """The same problem at four lines is one block with three 'also at' lines, not four copies of the same
+    impact and action; a 🔴 finding of the rule stays apart, with its own trigger."""
+    report.findings = [finding(n, impact="Callers hit it.") for n in (1, 2, 3)] + [
+        finding(4, "high", trigger="`op_4(x)` with x of 2**31 elements")]
+    text = render_markdown(report, language)
+    also = "**Also at**" if language == "en" else "**同样见于**"
+    assert text.count(also) == 2
+    assert "aiter/ops/op_002.py" in text and "aiter/ops/op_003.py" in text
+    assert "Problem number 3 in" in text  # each place keeps its own problem statement
+    assert text.count("op_4(x)") == 1 and "aiter/ops/op_004.py" in text
+    headers = [line for line in text.splitlines() if line.startswith("**") and ("op_00" in line)]
+    assert len(headers) == 2, headers  # one block for the three, one for the 🔴

@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model import SEVERITY_ICON, ChecklistItem, NotChecked, Report
+from ..model import SEVERITY_ICON, ChecklistItem, Finding, NotChecked, Report
 from .escape import (command_safe, json_safe, markdown_block, markdown_code, markdown_inline, markdown_url,
                      safe_text, terminal_safe)
 
@@ -49,6 +49,24 @@ def checklist_view(items: list[ChecklistItem]) -> dict[str, Any]:
     return {"to_review": open_items, "cleared": sorted(clear.items())}
 
 
+def finding_groups(findings: list[Finding]) -> list[dict[str, Any]]:
+    """Findings of one rule that say the same thing at several places read as one: the first in full, each
+    other place as one line under it. A 🔴 finding stays apart, since each carries its own trigger."""
+    groups: list[dict[str, Any]] = []
+    by_text: dict[tuple, dict[str, Any]] = {}
+    for finding in findings:
+        key = None if finding.trigger else (finding.rule, finding.severity, finding.tag, finding.impact,
+                                            finding.action, tuple(finding.notes))
+        if key in by_text:
+            by_text[key]["also"].append(finding)
+            continue
+        group = {"lead": finding, "also": []}
+        groups.append(group)
+        if key is not None:
+            by_text[key] = group
+    return groups
+
+
 def not_checked_view(items: list[NotChecked]) -> dict[str, Any]:
     """Files left out by the analysis budget are counted in one line; every other unread file is named."""
     budget = [n for n in items if n.reason.startswith(BUDGET_REASON)]
@@ -84,6 +102,7 @@ def environment() -> Environment:
     env.globals["verdict_icon"] = VERDICT_ICON
     env.globals["checklist_view"] = checklist_view
     env.globals["not_checked_view"] = not_checked_view
+    env.globals["finding_groups"] = finding_groups
     env.globals["rule_zh"] = rule_zh
     return env
 
