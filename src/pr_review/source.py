@@ -153,5 +153,21 @@ class Source:
         return {n: [p for p, _, _ in self.grep(re.escape(n), side, pathspecs, word=True, files_only=True)]
                 for n in names}
 
+    def grep_fixed(self, strings: Iterable[str], side: Side = "head", pathspecs: tuple[str, ...] = (),
+                   ) -> dict[str, list[str]]:
+        """Per string, the files holding it verbatim, in git's order: for each s the answer of
+        `grep(s, side, pathspecs, fixed=True, files_only=True)`, from one search of the tree for all
+        of them (git reads a pattern with line breaks as one fixed string per line). Strings must
+        hold no line break."""
+        strings = list(dict.fromkeys(strings))
+        key = (("files_only", True), ("fixed", True))
+        wanted = [s for s in strings if (s, side, tuple(pathspecs), key) not in self._greps]
+        if len(wanted) > 1 and all(s and "\n" not in s and "\r" not in s for s in wanted):
+            hits = self.repo.grep("\n".join(wanted), self.rev(side), pathspecs, fixed=True)
+            for s in wanted:
+                self._greps[(s, side, tuple(pathspecs), key)] = \
+                    [(p, 0, "") for p in dict.fromkeys(p for p, _, text in hits if s in text)]
+        return {s: [p for p, _, _ in self.grep(s, side, pathspecs, fixed=True, files_only=True)] for s in strings}
+
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
         return self.repo.ls_tree(self.rev(side), pathspecs)

@@ -204,6 +204,17 @@ def test_words_searched_together_answer_as_each_word_searched_alone(source: Sour
         assert source.grep(re.escape(n), "head", ("*.py",), word=True) == alone[n]
 
 
+def test_fixed_strings_searched_together_answer_as_each_searched_alone(source: Source, monkeypatch):
+    strings = ["helper (2)", "other(3)", "# helper", "return helper(1)", "nowhere at all", "r (2"]
+    alone = {s: source.repo.grep(s, source.base, fixed=True, files_only=True) for s in strings}
+    files = source.grep_fixed(strings, "base")
+    assert files == {s: [p for p, _, _ in alone[s]] for s in strings}
+    assert files["helper (2)"] == ["n.py"] and files["# helper"] == [] and files["return helper(1)"] == ["m.py"]
+    monkeypatch.setattr(source.repo, "grep", lambda *a, **k: pytest.fail("searched the tree again"))
+    for s in strings:  # each answer is kept: no search runs again
+        assert source.grep(s, "base", fixed=True, files_only=True) == alone[s]
+
+
 def test_a_tree_read_once_is_the_reviews_own_or_is_freed_after_the_look(source: Source):
     import weakref
 

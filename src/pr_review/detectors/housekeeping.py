@@ -100,6 +100,9 @@ STRONG_MARK = re.compile(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
 
 @detector("incomplete-code")
 def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
+    # findings in file order: the new notes of a file (their base search waits for one search of the
+    # base tree for every note of the PR), then its stub bodies
+    pending: list[tuple[str, int, int, str] | list[Finding]] = []
     for f in review.changed("python", "cpp", include_tests=False):
         if not review.facts.is_library(f.path):
             continue  # scripts, benchmarks and docs examples do not ship a path users reach
@@ -121,22 +124,30 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
                 continue  # clean-up or tuning note: nothing about the shipped path's behaviour
             if _rejected_below(lines, last, f.language):
                 continue  # the next statement refuses the unsupported case: it fails loudly, as the action asks
-            if _exists_on_base(review, note):
-                continue  # moved from code the base already had, in this file or another
-            quoted = " ".join(part.strip() for part in note.splitlines())
-            yield Finding(
-                rule="incomplete-code", path=f.path, line=first, end_line=last,
-                problem=f"New deferred-work note in code the PR adds: `{quoted[:400]}`.",
-                impact="The note says the path the PR ships is unfinished or wrong for some input; callers "
-                       "reach it with no warning.",
-                action="Author must finish the path, or make it fail loudly for the unsupported case "
-                       "and track the rest in an issue.",
-                tag="verified",
-            )
+            pending.append((f.path, first, last, note))
         if f.language == "python":
             tree = review.source.python(f.path)
             if tree is not None:
-                yield from _stub_bodies(review, f.path, tree, added, lines)
+                pending.append(list(_stub_bodies(review, f.path, tree, added, lines)))
+    searched = [_searched(item[3]) for item in pending if isinstance(item, tuple)]
+    on_base = review.source.grep_fixed([s for s in searched if s], "base")
+    for item in pending:
+        if isinstance(item, list):
+            yield from item
+            continue
+        path, first, last, note = item
+        if on_base.get(_searched(note)):
+            continue  # moved from code the base already had, in this file or another
+        quoted = " ".join(part.strip() for part in note.splitlines())
+        yield Finding(
+            rule="incomplete-code", path=path, line=first, end_line=last,
+            problem=f"New deferred-work note in code the PR adds: `{quoted[:400]}`.",
+            impact="The note says the path the PR ships is unfinished or wrong for some input; callers "
+                   "reach it with no warning.",
+            action="Author must finish the path, or make it fail loudly for the unsupported case "
+                   "and track the rest in an issue.",
+            tag="verified",
+        )
 
 
 def _notes(language: str, text: str) -> list[tuple[int, int, str]]:
@@ -165,9 +176,11 @@ def _notes(language: str, text: str) -> list[tuple[int, int, str]]:
     return notes
 
 
-def _exists_on_base(review: ReviewInput, note: str) -> bool:
+def _searched(note: str) -> str:
+    """The text a note is looked up by in the base tree (its first line), or '' when too short to mean
+    the same note."""
     first = _norm(note.split("\n")[0])
-    return len(first) >= 12 and bool(review.source.grep(first, "base", fixed=True, files_only=True))
+    return first if len(first) >= 12 else ""
 
 
 def _norm(text: str) -> str:
