@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, children, dotted_name, qualified_functions, touches, walk
+    FUNCTION_TYPES, children, dotted_name, imported_module_path, qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -288,16 +288,10 @@ def _synchronising_helpers(review: ReviewInput, path: str, tree: ast.Module) -> 
     waits on a stream or synchronises: a call to one of them is the wait (the Python family of the file,
     like a barrier that lives in a header)."""
     out = {name.rsplit(".", 1)[-1] for name, fn in qualified_functions(tree).items() if _waits(fn)}
-    package = path.rsplit("/", 1)[0] if "/" in path else ""
     for node in index_of(tree).of_type(ast.ImportFrom):
-        if node.level:
-            base = package.split("/") if package else []
-            base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
-            module = "/".join(base + (node.module.split(".") if node.module else []))
-        elif node.module:
-            module = node.module.replace(".", "/")
-        else:
+        if not node.level and not node.module:
             continue
+        module = imported_module_path(path, node)
         wanted = {a.name: a.asname or a.name for a in node.names}
         for candidate in (module + ".py", module + "/__init__.py"):
             if not review.source.exists(candidate):

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines, walk
+from ..lang.python import dotted_name, imported_module_path, node_lines, walk
 from ..lang.triton import (
     Kernel,
     argument,
@@ -620,14 +620,6 @@ def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Ker
     return None
 
 
-def _import_target(path: str, node: ast.ImportFrom) -> str:
-    """The repository path (without `.py`) a `from … import` names, relative imports resolved against `path`."""
-    if not node.level:
-        return (node.module or "").replace(".", "/")
-    package = path.split("/")[:-node.level]
-    return "/".join(package + ((node.module or "").split(".") if node.module else []))
-
-
 class _KernelResolver:
     """Finds a launched kernel's definition: same module, or a first-party `from x import k`."""
 
@@ -649,7 +641,7 @@ class _KernelResolver:
             if isinstance(node, ast.ImportFrom) and (node.module or node.level):
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
-                        target = _import_target(path, node)
+                        target = imported_module_path(path, node)
                         for candidate in (f"{target}.py", f"{target}/__init__.py"):
                             mod = self.module(candidate)
                             if mod is None:

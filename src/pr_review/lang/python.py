@@ -108,6 +108,15 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+def imported_module_path(path: str, node: ast.ImportFrom) -> str:
+    """The repository path, without `.py`, of the module a `from … import` in the file at `path` names;
+    a relative import is resolved against the file's package. The module is `<it>.py` or `<it>/__init__.py`."""
+    if not node.level:
+        return (node.module or "").replace(".", "/")
+    package = path.split("/")[:-node.level]
+    return "/".join(package + (node.module.split(".") if node.module else []))
+
+
 def ancestors(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Iterator[ast.AST]:
     while node in parents:
         node = parents[node]
