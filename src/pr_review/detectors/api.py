@@ -706,14 +706,20 @@ def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[st
             continue
         for name in names:
             for g in by_name[name]:
-                if _resolves(node, g, hit_path):
+                if _resolves(node, g, hit_path, tree):
                     n = node.lineno
                     out.setdefault(g.qualname, []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
 
 
-def _resolves(node: ast.AST, g: _GoneDef, hit_path: str) -> bool:
+def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bool:
     method = "." in g.qualname
     parts = set(g.f.path[:-3].split("/"))
+    if not method and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        module = _import_binding(tree, node, node.value.id)
+        if module is not None:
+            # `ops.name` where this scope binds `ops` by an import: the import says which module it is
+            # (`from vllm._ipex_ops import ipex_ops as ops` in one method is not `import aiter as ops` in another)
+            return module.startswith(".") or module.split(".")[0] in parts
     if isinstance(node, ast.ImportFrom):
         return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
     if isinstance(node, ast.Attribute):
@@ -725,6 +731,26 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str) -> bool:
         owner = dotted_name(node.value)
         return bool(owner) and bool(set(owner.split(".")) & parts)
     return not method and hit_path == g.f.path
+
+
+def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
+    """The module an import binds `name` to in the innermost scope around `node` that imports it (enclosing
+    functions first, then the module); None when no import binds it there."""
+    index = index_of(tree)
+    imports = [n for n in index.of_type(ast.Import) + index.of_type(ast.ImportFrom)
+               if any((a.asname or a.name.split(".")[0]) == name for a in n.names)]
+    if not imports:
+        return None
+    scopes = [a for a in index.ancestors(node) if isinstance(a, (*FUNCTION_TYPES, ast.Lambda))] + [tree]
+    for scope in scopes:
+        for imp in imports:
+            if index.scope_of(imp) is not scope:
+                continue
+            alias = next(a for a in imp.names if (a.asname or a.name.split(".")[0]) == name)
+            if isinstance(imp, ast.Import):
+                return alias.name if alias.asname else alias.name.split(".")[0]
+            return "." * imp.level + ".".join(filter(None, (imp.module, alias.name)))
+    return None
 
 
 ZERO_DEFAULTS = (0, 0.0)
