@@ -164,29 +164,36 @@ VARIANT_SUFFIX = re.compile(r"^(?P<stem>.+?)_(v\d+|opt|optimi[sz]ed|variant|fast
 
 @detector("nth-op-variant")
 def nth_op_variant(review: ReviewInput) -> Iterable[Finding]:
+    """The family is counted over the library, not the directory: aiter's entry points of one op live in
+    different packages (`aiter/ops/mha.py`, `aiter/ops/triton/attention/mha.py` and `…/mha_v3.py` when #4627
+    added `aiter/ops/mha_v4.py`), so a directory count never saw the habit. Files in private packages
+    (`_triton_kernels/`) are implementations behind an entry point, not entry points."""
     facts = review.facts
     deleted = {f.path for f in review.files if f.status in ("deleted", "renamed")} | \
               {f.old_path for f in review.files if f.old_path}
+    base_files: list[str] | None = None
     for f in review.changed("python", "cpp", include_tests=False):
-        if not f.is_new or not facts.is_library(f.path) or facts.arch_of(f.path):
+        if not f.is_new or not facts.is_library(f.path) or facts.arch_of(f.path) or _private(f.path):
             continue
-        directory, _, name = f.path.rpartition("/")
+        name = f.path.rpartition("/")[2]
         stem, dot, suffix = name.rpartition(".")
         match = VARIANT_SUFFIX.match(stem)
-        if not match or not _kernel_names(review, f):
+        if not match or not _entry_point(review, f):
             continue
         family = match.group("stem")
-        siblings = [p for p in review.source.files("base", (directory,) if directory else ())
-                    if p.rpartition("/")[0] == directory and p.endswith(dot + suffix) and p not in deleted
-                    and _same_family(p.rpartition("/")[2].rpartition(".")[0], family)]
+        if base_files is None:
+            base_files = review.source.files("base")
+        siblings = [p for p in base_files if p.endswith(dot + suffix) and p not in deleted and not _private(p)
+                    and _same_family(p.rpartition("/")[2].rpartition(".")[0], family)
+                    and not facts.arch_of(p) and facts.is_library(p, "base")]
         if len(siblings) < 2:
             continue  # the first or second variant: not yet a pattern
-        if any(facts.arch_of(p) for p in siblings):
-            continue  # per-arch backends the dispatcher picks
-        listed = ", ".join(f"`{p.rpartition('/')[2]}`" for p in sorted(siblings)[:4])
+        if any(p.rpartition("/")[2] == name for p in siblings):
+            continue  # the counterpart of a variant the tree has (aiter/aot/pa_v1.py for csrc/cpp_itfs/pa/pa_v1.py)
+        listed = ", ".join(f"`{p}`" for p in sorted(siblings)[:4])
         yield Finding(
             rule="nth-op-variant", path=f.path, line=1,
-            problem=f"`{name}` is variant number {len(siblings) + 1} of `{family}` in this directory "
+            problem=f"`{name}` is entry point number {len(siblings) + 1} of `{family}` in the library "
                     f"(already: {listed}).",
             impact="Callers must choose among near-duplicates, every fix has to be applied to each copy, and the "
                    "copies drift (see sibling-variant-unfixed).",
@@ -194,6 +201,30 @@ def nth_op_variant(review: ReviewInput) -> Iterable[Finding]:
                    "file.",
             tag="verified",
         )
+
+
+def _private(path: str) -> bool:
+    """A file inside a private package (`aiter/ops/triton/_triton_kernels/…`)."""
+    return any(part.startswith("_") and part != "__init__.py" for part in path.split("/")[:-1])
+
+
+COMPILE_OPS = re.compile(r"^@\S*compile_ops\b|^\s*@torch\.library\.custom_op\b", re.MULTILINE)
+TENSOR_PARAM = re.compile(r"\b(?:torch::|at::)?Tensor\s*&?\s*\w+\s*[,)]")
+
+
+def _entry_point(review: ReviewInput, f: ChangedFile) -> bool:
+    """An op's entry point: it defines kernels, a compiled op (`@compile_ops`), or public functions (Python); or a
+    kernel or a host function taking tensors (C++). A model file of classes is not an op variant."""
+    if _kernel_names(review, f):
+        return True
+    text = review.source.text(f.path) or ""
+    if f.language == "cpp":
+        return bool(TENSOR_PARAM.search(text))
+    if COMPILE_OPS.search(text):
+        return True
+    tree = review.source.python(f.path)
+    return tree is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+                                    for n in tree.body)
 
 
 def _same_family(stem: str, family: str) -> bool:
