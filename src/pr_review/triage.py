@@ -74,7 +74,7 @@ def _uncancelled(lines: list[tuple[int, str, str]], others: list[tuple[int, str,
 
 
 def _squash(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+    return "".join(text.split())  # re.sub(r"\s+", "", text): str.split drops the same characters
 
 
 def _code_map(source: Source, path: str, side, language: str, wanted: set[int]) -> dict[int, str] | None:

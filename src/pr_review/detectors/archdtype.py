@@ -836,20 +836,23 @@ def dtype_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         if tree is None:
             continue
         base = review.base_python(f)
-        base_funcs, base_follows = _function_dtypes(base)
-        parents = index_of(tree).parents
+        base_dtypes: tuple[dict[str, set[str]], dict[str, str]] | None = None  # read on first need
         added = f.added_lines
         reported: set[tuple[str, str]] = set()
         for node in index_of(tree).nodes:
             name = _fixed_dtype(node)
             if name is None or node.lineno not in added:  # type: ignore[attr-defined]
                 continue
+            parents = index_of(tree).parents
             use = _dtype_use(node, parents)
             func = _enclosing_function(node, parents)
             if use is None or func is None or FLAVOUR_NAME.search(func.name) or NOT_FORWARD.search(func.name):
                 continue
             short = name.rsplit(".", 1)[-1]
             label = PY_FIXED_DTYPES[short]
+            if base_dtypes is None:
+                base_dtypes = _function_dtypes(base)
+            base_funcs, base_follows = base_dtypes
             if label in base_funcs.get(func.name, set()):
                 continue  # the same hardcode already existed on this path
             if _pinned(func, label):

@@ -192,7 +192,6 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
         if not new:
             continue
         enums = _enum_compares(tree)
-        parents = index_of(tree).parents
         reported: set[tuple[str, int]] = set()
         base_compares = _compare_texts(review.base_python(f))
         for cmp_node, var, lits in new:
@@ -200,13 +199,13 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the same comparison already existed on base
             if len(lits) > 1 and any(_aliases(x, y) or _abbreviates(x, y) for x in lits for y in lits if x != y):
                 continue  # the comparison already enumerates spellings (`in ("bf16", "bfloat16")`)
-            func = _enclosing_function(cmp_node, parents)
-            if _normalized_before(func, var, cmp_node.lineno) or _normalized_by_callers(tree, func, var, lits):
-                continue
             other_lits = [(c.lineno, lit) for c, v, ls in compares if v == var and c is not cmp_node for lit in ls]
             alias = next(((line, lit, mine) for line, lit in other_lits for mine in lits if _aliases(mine, lit)), None)
             enum = (enums.get(var) or [None])[0]
             if alias is None and enum is None:
+                continue  # nothing else spells the value: asked first, as it costs no walk of the function
+            func = _enclosing_function(cmp_node, index_of(tree).parents)  # the map is built on first use
+            if _normalized_before(func, var, cmp_node.lineno) or _normalized_by_callers(tree, func, var, lits):
                 continue
             if (var, cmp_node.lineno) in reported:
                 continue
