@@ -966,6 +966,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue  # documented as opt-in, or no fix announced: an opt-in for downstream callers
                 if _automatic_default(func, arg.arg, default):
                     continue  # the function chooses the value itself: callers need not pass it
+                if _lifts_removed_value(f, arg.arg, default):
+                    continue  # a value the PR hard-coded before, now a parameter that keeps it: an escape hatch
                 new.append((arg, ast.unparse(default)))
             if new:
                 wanted.append((f, sig, callee, new))
@@ -998,6 +1000,30 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             tag="verified",
             evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c in sites[:3]],
         )
+
+
+def _lifts_removed_value(f: ChangedFile, name: str, default: ast.AST) -> bool:
+    """The default is a literal that a line the PR removed from this file bound `name` to (`BLOCK_R=128 if R is
+    None …` → `BLOCK_R: int = 128`; `mutates_args = table.get(op, "unknown")` → `mutates_args="unknown"`): the PR
+    lifted a hard-coded value into a parameter whose default keeps every caller where it was, an escape hatch
+    beside the fix rather than the fix left off (aiter ab978d999d, be79c56fe8)."""
+    if not isinstance(default, ast.Constant) or default.value is None:
+        return False
+    value = default.value
+    forms = {repr(value), f'"{value}"'} if isinstance(value, str) else {repr(value)}
+    binding = re.compile(rf"(?<![\w.]){re.escape(name)}\s*=(?!=)(.{{0,200}})", re.DOTALL)
+    blocks: list[list[str]] = []  # runs of consecutive removed lines: a binding may span several
+    last = None
+    for line, text in f.removed:
+        if last is None or line != last + 1:
+            blocks.append([])
+        blocks[-1].append(text)
+        last = line
+    for block in blocks:
+        for m in binding.finditer("\n".join(block)):
+            if any(re.search(rf"(?<![\w.]){re.escape(form)}(?![\w.])", m.group(1)) for form in forms):
+                return True
+    return False
 
 
 def _dropped_finding(f: ChangedFile, sig: _Sig, arg: ast.arg, default: str, lost: tuple[int, str]) -> Finding:
