@@ -958,6 +958,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                 default = defaults[arg.arg]
                 if isinstance(default, ast.Name) and default.id == arg.arg:
                     continue  # `x=x`: binds a value at definition time, not an option for callers
+                if _renamed_in_place(sig.base, func, arg.arg):
+                    continue  # `eps=1e-5` → `epsilon=1e-5`: the same parameter under a new name, not a new one
                 lost = _value_dropped(review, f.path, func, arg.arg)
                 if lost:
                     dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
@@ -1000,6 +1002,16 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             tag="verified",
             evidence=[Evidence(c.path, c.node.lineno, ast.unparse(c.node)[:120]) for c in sites[:3]],
         )
+
+
+def _renamed_in_place(base: Func, func: Func, name: str) -> bool:
+    """The parameter sits where a base parameter the head no longer has sat, with the same default: a rename."""
+    head_params, base_params = _params(func), _params(base)
+    at = next(i for i, a in enumerate(head_params) if a.arg == name)
+    if at >= len(base_params) or base_params[at].arg in {a.arg for a in head_params}:
+        return False
+    old_default, new_default = _defaults(base).get(base_params[at].arg), _defaults(func).get(name)
+    return old_default is not None and new_default is not None and ast.dump(old_default) == ast.dump(new_default)
 
 
 def _lifts_removed_value(f: ChangedFile, name: str, default: ast.AST) -> bool:
