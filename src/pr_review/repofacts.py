@@ -13,6 +13,7 @@ from typing import Literal
 
 from .lang.index import index_of
 from .lang.python import dotted_name
+from .lang.regex import lazy_re
 from .profiles import Profile
 from .source import Side, Source
 
@@ -20,20 +21,20 @@ Role = Literal["test", "docs", "ci", "benchmark", "example", "tooling", "vendore
 
 # Path roles, first match wins. Tests come from the profile too (its `runtime.test` patterns).
 ROLE_PATTERNS: tuple[tuple[Role, re.Pattern[str]], ...] = (
-    ("vendored", re.compile(r"(^|/)(3rdparty|third_party|vendor|external|submodules?)/")),
-    ("ci", re.compile(r"(^|/)(\.github|\.githooks|\.ci|\.buildkite|\.circleci|ci)/")),
-    ("docs", re.compile(r"(^|/)docs?/|\.(md|rst)$")),
-    ("example", re.compile(r"(^|/)(examples?|recipes?|tutorials?|demos?)/")),
+    ("vendored", lazy_re(r"(^|/)(3rdparty|third_party|vendor|external|submodules?)/")),
+    ("ci", lazy_re(r"(^|/)(\.github|\.githooks|\.ci|\.buildkite|\.circleci|ci)/")),
+    ("docs", lazy_re(r"(^|/)docs?/|\.(md|rst)$")),
+    ("example", lazy_re(r"(^|/)(examples?|recipes?|tutorials?|demos?)/")),
     # before tests: `op_tests/op_benchmarks/…` measures, it does not check
-    ("benchmark", re.compile(r"(^|/)(bench\w*|benchmarks?|op_benchmarks|profil\w*)/|(^|/)(bench|benchmark|profile)_[^/]*\.py$|"
+    ("benchmark", lazy_re(r"(^|/)(bench\w*|benchmarks?|op_benchmarks|profil\w*)/|(^|/)(bench|benchmark|profile)_[^/]*\.py$|"
                              r"_bench\.py$")),
-    ("test", re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")),
-    ("tooling", re.compile(r"(^|/)(scripts?|tools?|tooling|utils/tuning|tuning|hooks|docker|cmake)/|(^|/)setup\.py$|"
+    ("test", lazy_re(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")),
+    ("tooling", lazy_re(r"(^|/)(scripts?|tools?|tooling|utils/tuning|tuning|hooks|docker|cmake)/|(^|/)setup\.py$|"
                            r"(^|/)(tune|tuning)_[^/]*\.py$|_tune\.py$|(^|/)gen_[^/]*\.py$")),
 )
 NOT_LIBRARY: frozenset[Role] = frozenset({"test", "docs", "ci", "benchmark", "example", "tooling", "vendored"})
-ARCH_DIR = re.compile(r"(?:^|/)(gfx\d{3,4}[a-z]?)(?:/|_)", re.IGNORECASE)
-MAIN_GUARD = re.compile(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
+ARCH_DIR = lazy_re(r"(?:^|/)(gfx\d{3,4}[a-z]?)(?:/|_)", re.IGNORECASE)
+MAIN_GUARD = lazy_re(r"^if\s+__name__\s*==\s*['\"]__main__['\"]", re.MULTILINE)
 ENV_READS = {"os.environ.get", "os.getenv", "environ.get", "getenv", "os.environ.setdefault"}
 UPCAST = r"\.float\(\)|\.double\(\)|(to|type)\([^)]*(float32|float64|double)"  # git grep -E
 # A file that already reads this many knobs of one prefix family is where that family is registered.

@@ -17,18 +17,19 @@ from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines, walk
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 
-ARCH_LITERAL = re.compile(r"^gfx[0-9]{2,4}[a-z]?$")
+ARCH_LITERAL = lazy_re(r"^gfx[0-9]{2,4}[a-z]?$")
 # Tuning code RepoFacts does not name as tooling by its directory (`gemm_tune/`, `*_tune_utils.py`): its
 # arch and dtype literals pick what to sweep, not what users run.
-TUNING_PATH = re.compile(r"(^|/)(\w*_)?tun(e|ing)(_\w*)?/|(^|/|_)tun(e|ing)(_utils?)?\.py$|_tune_\w*\.py$")
+TUNING_PATH = lazy_re(r"(^|/)(\w*_)?tun(e|ing)(_\w*)?/|(^|/|_)tun(e|ing)(_utils?)?\.py$|_tune_\w*\.py$")
 # A name, condition or function that pins one fp8 flavour (or an MX format, which is OCP by spec).
-FLAVOUR = re.compile(r"fnuz|e4m3|e5m2|ocp|float8|fp8_?t\b|gfx\d|__gfx|(^|[^a-z])mx(fp)?\d?([^a-z]|$)|mxfp|is_same|dtype|"
+FLAVOUR = lazy_re(r"fnuz|e4m3|e5m2|ocp|float8|fp8_?t\b|gfx\d|__gfx|(^|[^a-z])mx(fp)?\d?([^a-z]|$)|mxfp|is_same|dtype|"
                      r"scalar_type|arch|FNUZ|Fp8|FP8", re.IGNORECASE)
-FLAVOUR_NAME = re.compile(r"fnuz|e4m3|e5m2|ocp|(^|_)mx(fp\d+)?(_|$)|mxfp|gfx\d", re.IGNORECASE)
+FLAVOUR_NAME = lazy_re(r"fnuz|e4m3|e5m2|ocp|(^|_)mx(fp\d+)?(_|$)|mxfp|gfx\d", re.IGNORECASE)
 
 
 def _short(text: str, limit: int = 100) -> str:
@@ -64,9 +65,9 @@ def _runtime_files(review: ReviewInput, language: str, token: re.Pattern[str] | 
         yield f
 
 
-ARCH_TOKEN = re.compile(r"gfx[0-9]")
-FNUZ_TOKEN = re.compile(r"fnuz", re.IGNORECASE)
-FP8_TOKEN = re.compile(r"(?<![\w.])(240|448|57344)(?![\w])|(?<![\w.])(240|448|57344)\.|\b(240|448|57344)[ulf]\b", re.IGNORECASE)
+ARCH_TOKEN = lazy_re(r"gfx[0-9]")
+FNUZ_TOKEN = lazy_re(r"fnuz", re.IGNORECASE)
+FP8_TOKEN = lazy_re(r"(?<![\w.])(240|448|57344)(?![\w])|(?<![\w.])(240|448|57344)\.|\b(240|448|57344)[ulf]\b", re.IGNORECASE)
 
 
 # =============================================================================================
@@ -108,8 +109,8 @@ def _python_arch_literals(tree: ast.Module | None) -> set[str]:
             and re.match(r"^gfx[0-9]{2,4}", n.value)}
 
 
-BACKEND_TOKEN = re.compile(r"flydsl|gluon|asm|(^|_)ck(_|$)|cktile|triton|hip|opus|kernel|_impl$|_launch", re.IGNORECASE)
-CAPABILITY_NAME = re.compile(r"support|availab|enabled|usable|(^|_)(can|has|is|should|prefer)_|(^|_)use_", re.IGNORECASE)
+BACKEND_TOKEN = lazy_re(r"flydsl|gluon|asm|(^|_)ck(_|$)|cktile|triton|hip|opus|kernel|_impl$|_launch", re.IGNORECASE)
+CAPABILITY_NAME = lazy_re(r"support|availab|enabled|usable|(^|_)(can|has|is|should|prefer)_|(^|_)use_", re.IGNORECASE)
 
 
 def _early_exit(body: list[ast.stmt]) -> bool:
@@ -135,13 +136,13 @@ def _enclosing_function(node: ast.AST, parents: dict) -> ast.FunctionDef | None:
     return None
 
 
-KERNEL_PATH = re.compile(r"(^|/)(flydsl|_triton_kernels|_gluon_kernels|gluon|kernels?|asm|ck\w*)/|gfx\d+", re.IGNORECASE)
+KERNEL_PATH = lazy_re(r"(^|/)(flydsl|_triton_kernels|_gluon_kernels|gluon|kernels?|asm|ck\w*)/|gfx\d+", re.IGNORECASE)
 # Kernel-specific code (kernel builders, launchers, generated-kernel tooling, arch-specific files):
 # an arch test there picks an instruction variant or guards one kernel's availability — the
 # capability-guard case the rule exempts (aiter#3870) — not the central dispatch layer.
-KERNEL_SPECIFIC_FILE = re.compile(r"(^|/)(flydsl/kernels|_triton_kernels|_gluon_kernels|csrc/(kernels|include|opus\w*|ck\w*|asm\w*))/"
+KERNEL_SPECIFIC_FILE = lazy_re(r"(^|/)(flydsl/kernels|_triton_kernels|_gluon_kernels|csrc/(kernels|include|opus\w*|ck\w*|asm\w*))/"
                                   r"|(^|/)[^/]*gfx\d+[^/]*(/|$)", re.IGNORECASE)
-HELPER_NAME = re.compile(r"detect|(^|_)arch|gfx\d*|(^|_)(is|has|supports?)_", re.IGNORECASE)
+HELPER_NAME = lazy_re(r"detect|(^|_)arch|gfx\d*|(^|_)(is|has|supports?)_", re.IGNORECASE)
 
 
 def _named_helper(func: ast.AST) -> bool:
@@ -271,7 +272,7 @@ def _family_gate_note(path: str, hits: list[tuple[int, list[str], str, str]]) ->
 # =============================================================================================
 # C++: arch string comparisons
 
-CPP_ARCH_STRING = re.compile(r'"gfx[0-9]{2,4}[a-z]?"')
+CPP_ARCH_STRING = lazy_re(r'"gfx[0-9]{2,4}[a-z]?"')
 
 
 def _cpp_arch_strings(tree) -> Iterator[tuple[object, str]]:
@@ -282,7 +283,7 @@ def _cpp_arch_strings(tree) -> Iterator[tuple[object, str]]:
                 yield node, value
 
 
-CPP_CHECK = re.compile(r"CHECK|ASSERT|assert|static_assert|ENFORCE", re.IGNORECASE)
+CPP_CHECK = lazy_re(r"CHECK|ASSERT|assert|static_assert|ENFORCE", re.IGNORECASE)
 
 
 def _cpp_in_check(node) -> bool:
@@ -353,8 +354,8 @@ def _cpp_statement(node):
 # =============================================================================================
 # C1 — fnuz-ness inferred from an arch name
 
-FNUZ_NAME = re.compile(r"fnuz", re.IGNORECASE)
-DTYPE_CHECK = re.compile(r"\.dtype\b|dtype\(\)|scalar_type|float8_|is_same")
+FNUZ_NAME = lazy_re(r"fnuz", re.IGNORECASE)
+DTYPE_CHECK = lazy_re(r"\.dtype\b|dtype\(\)|scalar_type|float8_|is_same")
 
 
 @detector("fnuz-by-arch-name")
@@ -462,10 +463,10 @@ def _fnuz_finding(path: str, line: int, name: str, cond: str) -> Finding:
 # C2 — fp8 max (240 / 448 / 57344) hard-coded on a path that handles several fp8 flavours
 
 FP8_MAX = {240.0: "e4m3fnuz", 448.0: "e4m3fn (OCP)", 57344.0: "e5m2"}
-NOT_A_MAX = re.compile(r"dim|size|rank|nope|rope|len|tile|block|num|head|width|chunk|(^|_)cu|count|pad|off|"
+NOT_A_MAX = lazy_re(r"dim|size|rank|nope|rope|len|tile|block|num|head|width|chunk|(^|_)cu|count|pad|off|"
                        r"stride|byte|idx|index|seq|batch|token|lds|smem|shape|col|row|lane|warp|thread|persist|"
                        r"base|addr|elem", re.IGNORECASE)
-MAX_NAME = re.compile(r"max|fp8|e4m3|e5m2|fnuz|qmax|finfo|clip|clamp|bound|range|limit|scale|amax", re.IGNORECASE)
+MAX_NAME = lazy_re(r"max|fp8|e4m3|e5m2|fnuz|qmax|finfo|clip|clamp|bound|range|limit|scale|amax", re.IGNORECASE)
 
 
 def _impact_c2(value: float) -> tuple[str, str]:
@@ -627,9 +628,9 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
 
 
 FIXED_FLAVOUR = {
-    240.0: re.compile(r"e4m3_?fnuz", re.IGNORECASE),
-    448.0: re.compile(r"e4m3_?fn(?!uz)|\bocp\b|__hip_fp8_e4m3(?!_fnuz)", re.IGNORECASE),
-    57344.0: re.compile(r"e5m2|bf8", re.IGNORECASE),  # AMD names e5m2 bf8; its max is 57344 in both flavours
+    240.0: lazy_re(r"e4m3_?fnuz", re.IGNORECASE),
+    448.0: lazy_re(r"e4m3_?fn(?!uz)|\bocp\b|__hip_fp8_e4m3(?!_fnuz)", re.IGNORECASE),
+    57344.0: lazy_re(r"e5m2|bf8", re.IGNORECASE),  # AMD names e5m2 bf8; its max is 57344 in both flavours
 }
 
 
@@ -661,10 +662,10 @@ def _fp8_finding(path: str, site: _Site) -> Finding:
     )
 
 
-E4M3_FNUZ_MAX = re.compile(r"(?<![\w.])240(\.0*)?f?(?![\w.])")
-E4M3_OCP_MAX = re.compile(r"(?<![\w.])448(\.0*)?f?(?![\w.])")
-INTEGRAL_TYPE = re.compile(r"\b(u?int(8|16|32|64)?(_t)?|index_t|size_t|unsigned|long|short|char|bool|auto)\b")
-STRONG_MAX_NAME = re.compile(r"max|fp8|e4m3|e5m2|fnuz|finfo|amax", re.IGNORECASE)
+E4M3_FNUZ_MAX = lazy_re(r"(?<![\w.])240(\.0*)?f?(?![\w.])")
+E4M3_OCP_MAX = lazy_re(r"(?<![\w.])448(\.0*)?f?(?![\w.])")
+INTEGRAL_TYPE = lazy_re(r"\b(u?int(8|16|32|64)?(_t)?|index_t|size_t|unsigned|long|short|char|bool|auto)\b")
+STRONG_MAX_NAME = lazy_re(r"max|fp8|e4m3|e5m2|fnuz|finfo|amax", re.IGNORECASE)
 
 
 def _cpp_max_context(node) -> str | None:
@@ -788,7 +789,7 @@ def _follows_input_dtype(func: ast.FunctionDef) -> str | None:
 
 
 # Construction and weight handling fix parameter dtypes by design; the rule is about forward paths.
-NOT_FORWARD = re.compile(r"^__\w+__$|weight|load|init|create|setup|build|register|^test_|_ref$|reference", re.IGNORECASE)
+NOT_FORWARD = lazy_re(r"^__\w+__$|weight|load|init|create|setup|build|register|^test_|_ref$|reference", re.IGNORECASE)
 
 
 def _label(name: str) -> str:
@@ -826,7 +827,7 @@ def _function_dtypes(tree: ast.Module | None) -> tuple[dict[str, set[str]], dict
     return out, follows
 
 
-DTYPE_TOKEN = re.compile(r"bfloat16|bf16|float16|half|fp16|float8_|fp8_e8m0")
+DTYPE_TOKEN = lazy_re(r"bfloat16|bf16|float16|half|fp16|float8_|fp8_e8m0")
 
 
 @detector("dtype-hardcoded")
@@ -873,9 +874,9 @@ def dtype_hardcoded(review: ReviewInput) -> Iterable[Finding]:
     yield from _dtype_hardcoded_cpp(review)
 
 
-CPP_FIXED = re.compile(r"\b(?:torch|at|c10)::(?:ScalarType::)?k?(BFloat16|Half|Float8_e4m3fnuz|Float8_e4m3fn|"
+CPP_FIXED = lazy_re(r"\b(?:torch|at|c10)::(?:ScalarType::)?k?(BFloat16|Half|Float8_e4m3fnuz|Float8_e4m3fn|"
                        r"Float8_e5m2|Float8_e8m0fnu)\b")
-CPP_FOLLOWS = re.compile(r"\.(scalar_type|dtype)\(\)")
+CPP_FOLLOWS = lazy_re(r"\.(scalar_type|dtype)\(\)")
 
 
 def _dtype_hardcoded_cpp(review: ReviewInput) -> Iterable[Finding]:

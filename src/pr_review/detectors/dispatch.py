@@ -19,6 +19,7 @@ from ..lang.index import index_of
 from ..lang.python import (
     FUNCTION_TYPES, comments, decorator_name, dotted_name, innermost_function, qualified_functions, walk
 )
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -47,11 +48,11 @@ def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Func 
 # string-dispatch-unnormalized
 # --------------------------------------------------------------------------------------------
 
-DISPATCH_NAME = re.compile(r"(type|mode|kind|backend|dtype|layout|quant\w*|arch|impl|method|format|variant|"
+DISPATCH_NAME = lazy_re(r"(type|mode|kind|backend|dtype|layout|quant\w*|arch|impl|method|format|variant|"
                            r"activation|act|policy|strategy|scheme|algo\w*|kernel|provider|recipe|granularity)$",
                            re.IGNORECASE)
 NORMALIZERS = {"lower", "upper", "casefold", "strip", "replace", "lstrip", "rstrip", "removeprefix", "removesuffix"}
-ENUM_OWNER = re.compile(r"^[A-Z][A-Za-z0-9]*$")
+ENUM_OWNER = lazy_re(r"^[A-Z][A-Za-z0-9]*$")
 
 
 def _canon(text: str) -> str:
@@ -236,14 +237,14 @@ def string_dispatch_unnormalized(review: ReviewInput) -> Iterable[Finding]:
 # phase-size-proxy
 # --------------------------------------------------------------------------------------------
 
-PROXY = re.compile(r"(^|\.)(max_q\w*|max_seqlen_q\w*|max_query_len\w*|max_qo_len\w*|q_len|qo_len|query_len\w*|"
+PROXY = lazy_re(r"(^|\.)(max_q\w*|max_seqlen_q\w*|max_query_len\w*|max_qo_len\w*|q_len|qo_len|query_len\w*|"
                    r"seq_len|seqlen|seq_lens?_q|num_query_tokens)$")
-PROXY_SHAPE = re.compile(r"^(q|query|\w+_q|hidden_states|input_ids|x)\.(shape\[0\]|size\(0\))$")
-PHASE_FLAG = re.compile(r"is_prefill|is_decode|is_extend|prefill_metadata|decode_metadata|forward_mode|"
+PROXY_SHAPE = lazy_re(r"^(q|query|\w+_q|hidden_states|input_ids|x)\.(shape\[0\]|size\(0\))$")
+PHASE_FLAG = lazy_re(r"is_prefill|is_decode|is_extend|prefill_metadata|decode_metadata|forward_mode|"
                         r"num_prefills?|num_decodes?|num_decode_tokens|num_prefill_tokens|is_pure_decode|phase|"
                         r"is_decoding|is_prefilling|spec_decode|is_draft|is_spec|mtp|speculative|verify",
                         re.IGNORECASE)
-PROXY_TEXT = re.compile(r"max_q|max_seqlen_q|max_query_len|max_qo_len|q_len|qo_len|query_len|seq_len|seqlen|"
+PROXY_TEXT = lazy_re(r"max_q|max_seqlen_q|max_query_len|max_qo_len|q_len|qo_len|query_len|seq_len|seqlen|"
                         r"num_query_tokens|shape\[0\]|size\(0\)")
 ONE_TESTS = {(ast.Eq, 1), (ast.NotEq, 1), (ast.LtE, 1), (ast.Lt, 2), (ast.Gt, 1), (ast.GtE, 2)}
 
@@ -354,22 +355,22 @@ def _phases(stmts: list[ast.AST]) -> set[str]:
 # cudagraph-capture-break
 # --------------------------------------------------------------------------------------------
 
-CAPTURED_PATH = re.compile(r"(^|/)(models|model_ops|model_engine)/")
-CAPTURED_FUNC = re.compile(r"^(forward|_forward|forward_decode|_forward_decode|decode_forward|forward_impl|"
+CAPTURED_PATH = lazy_re(r"(^|/)(models|model_ops|model_engine)/")
+CAPTURED_FUNC = lazy_re(r"^(forward|_forward|forward_decode|_forward_decode|decode_forward|forward_impl|"
                            r"forward_cuda|forward_native|_decode\w*|decode_\w*)$")
 # Vision/audio towers and multimodal pre-processing run once per request in eager prefill, never captured.
-EAGER_CLASS = re.compile(r"vision|visual|vit\b|vit[A-Z_]|image|patch|audio|whisper|siglip|clip|processor|"
+EAGER_CLASS = lazy_re(r"vision|visual|vit\b|vit[A-Z_]|image|patch|audio|whisper|siglip|clip|processor|"
                          r"multimodal|mm_|projector|merger|interp", re.IGNORECASE)
-HAZARD_TEXT = re.compile(r"\.(item|tolist|cpu|numpy|any|all|nonzero|count_nonzero|equal|allclose|isnan|isinf)\(|"
+HAZARD_TEXT = lazy_re(r"\.(item|tolist|cpu|numpy|any|all|nonzero|count_nonzero|equal|allclose|isnan|isinf)\(|"
                          r"torch\.(tensor|as_tensor|from_numpy)\(|\b(int|float|bool)\(")
 HOST_SYNC = {"item", "tolist", "cpu", "numpy"}
 TENSOR_TEST = {"item", "any", "all", "tolist", "nonzero", "count_nonzero", "equal", "allclose", "isnan", "isinf"}
 TENSOR_REDUCE = {"sum", "max", "min", "mean", "prod", "amax", "amin", "argmax", "argmin", "item", "count_nonzero"}
 ALLOCATORS = {"empty", "zeros", "ones", "full", "arange", "empty_strided", "randn", "rand"}
 HOST_TENSOR = {"torch.tensor", "torch.as_tensor", "torch.from_numpy"}
-EAGER_WORDS = re.compile(r"prefill|is_extend|eager|warmup|is_dummy|debug|profil|is_compiling|torch\.compiler",
+EAGER_WORDS = lazy_re(r"prefill|is_extend|eager|warmup|is_dummy|debug|profil|is_compiling|torch\.compiler",
                          re.IGNORECASE)
-GRAPH_WORDS = re.compile(r"use_cudagraph|cuda_graph|cudagraph|capturing|is_decode|decode", re.IGNORECASE)
+GRAPH_WORDS = lazy_re(r"use_cudagraph|cuda_graph|cudagraph|capturing|is_decode|decode", re.IGNORECASE)
 
 
 def _captured_functions(review: ReviewInput, f: ChangedFile, tree: ast.Module) -> list[tuple[str, Func]]:
@@ -472,9 +473,9 @@ def _capture_hazard(node: ast.AST) -> tuple[str, str] | None:
 # constexpr-check-disabled
 # --------------------------------------------------------------------------------------------
 
-CHECK_NAME = re.compile(r"CHECK|VALIDAT|VERIFY|ASSERT|GUARD|BOUND|SENTINEL|CLAMP|OOB", re.IGNORECASE)
-NEGATIVE_NAME = re.compile(r"SKIP|NO_|DISABLE|UNSAFE|UNCHECKED|IGNORE", re.IGNORECASE)
-INVARIANT_NOTE = re.compile(r"invariant|guarantee|ensure[sd]?\b|by construction|never (contains?|has|have|produces?)|"
+CHECK_NAME = lazy_re(r"CHECK|VALIDAT|VERIFY|ASSERT|GUARD|BOUND|SENTINEL|CLAMP|OOB", re.IGNORECASE)
+NEGATIVE_NAME = lazy_re(r"SKIP|NO_|DISABLE|UNSAFE|UNCHECKED|IGNORE", re.IGNORECASE)
+INVARIANT_NOTE = lazy_re(r"invariant|guarantee|ensure[sd]?\b|by construction|never (contains?|has|have|produces?)|"
                             r"cannot (contain|be negative|hold)|always (valid|non-?negative|in range|>= ?0)|asserted|validated",
                             re.IGNORECASE)
 

@@ -8,6 +8,7 @@ from typing import Iterable
 from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import comments, dotted_name, is_module_level, string_constants, walk
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from ..repofacts import env_reads
 from . import detector
@@ -54,20 +55,20 @@ def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
             if isinstance(n, ast.Call) and dotted_name(n.func) in SYSPATH_CALLS}
 
 
-TODO_MARK = re.compile(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
-TODO_WORD = re.compile(r"\b(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
-STUB_WORD = re.compile(r"^\s*(pass|raise\s+NotImplementedError)\b")
+TODO_MARK = lazy_re(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
+TODO_WORD = lazy_re(r"\b(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
+STUB_WORD = lazy_re(r"^\s*(pass|raise\s+NotImplementedError)\b")
 # A TODO is deferred work; it tells a reviewer something only when it admits that the shipped path is
 # incomplete or wrong for some input. Clean-up and tuning notes ("legacy, remove", "tune later") do not.
-GAP_WORDS = re.compile(r"\b(not (yet )?(supported|implemented|handled|covered|tested|correct)|unsupported|unimplemented|"
+GAP_WORDS = lazy_re(r"\b(not (yet )?(supported|implemented|handled|covered|tested|correct)|unsupported|unimplemented|"
                        r"silently|falls? ?back|fallback|wrong|incorrect|broken|buggy|bug|hack\w*|workaround|temporar\w*|"
                        r"only (supports?|handles?|works?)|assum\w*|ignor\w*|missing|no coverage|skip\w*|disabled?|"
                        r"used to be|runs? as|treated as|instead of|placeholder|dummy|fake|stub|hard-?coded|accuracy|precision|overflow|race)\b",
                        re.IGNORECASE)
 # The header of a file copied in from another project (vLLM's SPDX line, "Adapted from ...").
-VENDORED = re.compile(r"contributors to the \w+ project|\b(adapted|copied|ported|borrowed|taken|vendored) from\b",
+VENDORED = lazy_re(r"contributors to the \w+ project|\b(adapted|copied|ported|borrowed|taken|vendored) from\b",
                       re.IGNORECASE)
-OPTIMISATION = re.compile(r"^\W*(TODO|FIXME|XXX)\b\W*(\(\w+\)\W*)?(tighten|optimi[sz]e|speed ?up|make \w+ faster|"
+OPTIMISATION = lazy_re(r"^\W*(TODO|FIXME|XXX)\b\W*(\(\w+\)\W*)?(tighten|optimi[sz]e|speed ?up|make \w+ faster|"
                           r"tune|retune|reduce (the )?overhead|avoid (the )?redundant|vectori[sz]e|fuse)\b", re.IGNORECASE)
 WEAK_GAP = {"instead of", "skip", "skips", "skipping", "skipped"}
 
@@ -95,7 +96,7 @@ def _rejected_below(lines: list[str], last: int, language: str) -> bool:
     return False
 
 
-STRONG_MARK = re.compile(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
+STRONG_MARK = lazy_re(r"^\W*(FIXME|XXX|HACK)\b", re.IGNORECASE)
 
 
 @detector("incomplete-code")

@@ -19,6 +19,7 @@ from ..lang.python import (
     FUNCTION_TYPES, children, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
     walk
 )
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -626,8 +627,8 @@ class _Op:
     qualified: str = ""  # "ns::name" for torch.library ops
 
 
-REGISTRATION = re.compile(r"compile_ops|custom_op|direct_register_custom_op|torch_compile_guard")
-FAKE_WORDS = re.compile(r"fake|abstract")
+REGISTRATION = lazy_re(r"compile_ops|custom_op|direct_register_custom_op|torch_compile_guard")
+FAKE_WORDS = lazy_re(r"fake|abstract")
 
 
 def _kw(call: ast.Call, name: str, position: int | None = None) -> ast.AST | None:

@@ -20,6 +20,7 @@ from typing import Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .atomics import symbol_family
@@ -30,9 +31,9 @@ MIN_LINE = 24
 # A fix edits a few lines of a function, each into a similar new line; more than this is a rewrite.
 MAX_FIX_LINES = 8
 FIX_SIMILARITY = 0.6
-TRIVIAL_LINE = re.compile(r"^(return|else|elif|try|except|finally|pass|break|continue|import|from|#|//|\}|\{|@)")
+TRIVIAL_LINE = lazy_re(r"^(return|else|elif|try|except|finally|pass|break|continue|import|from|#|//|\}|\{|@)")
 # Address arithmetic or a bounds comparison between two operands (`->` is a member access, not a minus).
-FORMULA = re.compile(r"[\w\])]\s*([*+%]|-(?!>)|//?|<<|>>|[<>]=?)\s*[\w(]")
+FORMULA = lazy_re(r"[\w\])]\s*([*+%]|-(?!>)|//?|<<|>>|[<>]=?)\s*[\w(]")
 
 
 @dataclass(frozen=True)
@@ -103,8 +104,8 @@ def _stem_shared(a: str, b: str) -> bool:
 # A PR that says it tunes or speeds up a path and says nothing of a fix: a change confined to one variant is the
 # scope of the optimisation, not a fix left out of a sibling (aiter 3501107936 "GEMM tuning", b8a33797ea "perf(...):
 # defer ... in no-mask kernel", d50194cae2 "Opt silu_and_mul", bb8eabea4e "... to pipeline non-dot loads").
-PERF_TITLE = re.compile(r"\bperf|optimi[sz]|\bopt\b|speed ?up|\btun(e|ed|ing)\b|pipelin|faster|latency", re.I)
-FIX_TITLE = re.compile(r"\bfix|\bbug|correct|wrong|overflow|crash|\bnan\b|accuracy|hang|race|oob|illegal", re.I)
+PERF_TITLE = lazy_re(r"\bperf|optimi[sz]|\bopt\b|speed ?up|\btun(e|ed|ing)\b|pipelin|faster|latency", re.I)
+FIX_TITLE = lazy_re(r"\bfix|\bbug|correct|wrong|overflow|crash|\bnan\b|accuracy|hang|race|oob|illegal", re.I)
 
 
 @detector("sibling-variant-unfixed")
@@ -222,10 +223,10 @@ def _partly_applied(hit: int, added: set[int], squashed: list[str], fixed_lines:
 
 
 # A widening or cast in a line (`.to(...)`, `static_cast<...>`, a 64-bit type): dropping one is no fix to copy.
-WIDENING = re.compile(r"\.(to|cast)\(|_cast<|\bu?int64(_t)?\b|\bsize_t\b|\blong\b|\bi64\b|Int64")
-IDENT = re.compile(r"[A-Za-z_]\w*")
+WIDENING = lazy_re(r"\.(to|cast)\(|_cast<|\bu?int64(_t)?\b|\bsize_t\b|\blong\b|\bi64\b|Int64")
+IDENT = lazy_re(r"[A-Za-z_]\w*")
 # `x = ...`, `x: T = ...`, `const int x = ...`: the name a statement binds (not `a.b =`, `a[i] =`, `==`).
-BINDING = re.compile(r"^\s*(?:[A-Za-z_][\w:<>,*&\s]*\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
+BINDING = lazy_re(r"^\s*(?:[A-Za-z_][\w:<>,*&\s]*\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
 
 def _core(line: str) -> str:
@@ -289,15 +290,15 @@ def _renamed_local(old: str, new: str, base_bound: set[str], head_bound: set[str
 # a 64-bit widening, a mask, a bounds `other=`, a barrier. A twin that has fewer of one of these in a
 # block it rewrote from the source is the asymmetry to name.
 SAFETY_MARKERS = {
-    "a 64-bit widening": re.compile(r"\bu?int64(_t)?\b|\blong\b|\bsize_t\b|\bi64\b"),
-    "a mask": re.compile(r"\bmask\s*="),
-    "an `other=` fill": re.compile(r"\bother\s*="),
-    "a barrier": re.compile(r"__syncthreads|\bbarrier\s*\(|s_barrier|debug_barrier"),
-    "a bounds check": re.compile(r"\bif\s*\(?[^:]*<\s*\w+|\bassert\b|TORCH_CHECK|AITER_CHECK"),
+    "a 64-bit widening": lazy_re(r"\bu?int64(_t)?\b|\blong\b|\bsize_t\b|\bi64\b"),
+    "a mask": lazy_re(r"\bmask\s*="),
+    "an `other=` fill": lazy_re(r"\bother\s*="),
+    "a barrier": lazy_re(r"__syncthreads|\bbarrier\s*\(|s_barrier|debug_barrier"),
+    "a bounds check": lazy_re(r"\bif\s*\(?[^:]*<\s*\w+|\bassert\b|TORCH_CHECK|AITER_CHECK"),
 }
 # A check of the element type is no bounds check: a copy made for another dtype must change it (aiter
 # 6ca94eba15: the int8 copy of an a8w4 wrapper drops `assert x.dtype.itemsize > 1`, false for int8).
-TYPE_CHECK = re.compile(r"dtype|itemsize|element_size|scalar_type|is_fp8|float8|\bfp4|int8")
+TYPE_CHECK = lazy_re(r"dtype|itemsize|element_size|scalar_type|is_fp8|float8|\bfp4|int8")
 MIN_TWIN_LINES = 20
 TWIN_SHARE = 0.6
 MAX_CANDIDATES = 150
@@ -307,7 +308,7 @@ def _substantive(lines: list[str]) -> list[str]:
     return [s for s in (_squash(t) for t in lines) if len(s) >= 12 and not TRIVIAL_LINE.match(s)]
 
 
-ERE_SPECIAL = re.compile(r"([.\[\]()*+?{}|^$\\])")
+ERE_SPECIAL = lazy_re(r"([.\[\]()*+?{}|^$\\])")
 
 
 def _probes(lines: list[str]) -> list[str]:
@@ -354,7 +355,7 @@ def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str], found: s
     return best
 
 
-COMMENT = {"python": re.compile(r"#.*$"), "cpp": re.compile(r"//.*$")}
+COMMENT = {"python": lazy_re(r"#.*$"), "cpp": lazy_re(r"//.*$")}
 MAX_LOST_BLOCK = 3  # a copy that drops more than a few lines dropped a feature, not a safeguard
 PAIR_SIMILARITY = 0.6
 
@@ -397,7 +398,7 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
                         yield j + 1, what, i + 1, source[i].strip()
 
 
-STRING = re.compile(r"(?P<q>\"\"\"|'''|\"|')(?:\\.|(?!(?P=q)).)*(?P=q)")
+STRING = lazy_re(r"(?P<q>\"\"\"|'''|\"|')(?:\\.|(?!(?P=q)).)*(?P=q)")
 
 
 def _code_only(lines: list[str], language: str) -> list[str]:
@@ -586,9 +587,9 @@ TWIN_BODY = 0.75  # base similarity of the two bodies' lines
 MIN_TWIN_BODY = 8  # substantive lines in each body
 MAX_TWIN_BODY = 600
 WIDE_ATTRS = frozenset({"int64", "uint64", "i64", "long"})
-WIDE_CPP_TOKEN = re.compile(r"\b(u?int64_t|size_t|ssize_t|ptrdiff_t|long)\b")
-BARRIER_CALL = re.compile(r"barrier|^__syncthreads$|^__syncwarp$|^block_sync_lds$")
-STRIDE = re.compile(r"\b\w*stride\w*\b", re.I)
+WIDE_CPP_TOKEN = lazy_re(r"\b(u?int64_t|size_t|ssize_t|ptrdiff_t|long)\b")
+BARRIER_CALL = lazy_re(r"barrier|^__syncthreads$|^__syncwarp$|^block_sync_lds$")
+STRIDE = lazy_re(r"\b\w*stride\w*\b", re.I)
 WIDENING_KIND, MASK_KIND, OTHER_KIND, BARRIER_KIND, STRIDE_KIND = (
     "a 64-bit widening", "a mask", "an `other=` fill", "a barrier", "the same stride order")
 TWIN_FILE_SWAPS = (("fwd", "bwd"), ("forward", "backward"), ("prefill", "decode"), ("gfx942", "gfx950"),
