@@ -12,6 +12,7 @@ import ast
 import re
 from typing import Iterable, Iterator
 
+from ..evidence._util import short
 from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, walk
@@ -273,11 +274,304 @@ def _callee_verdict(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_t
     return "handles" if handles else "dense"
 
 
+# --- a launcher that states a caller's tensor's strides from its sizes ---------------------------------
+#
+# The habit the projects' own fixes undo (aiter#1631 after #1383: `stride_input_seq = num_kv_heads *
+# query_group_size * head_size` handed to a Gluon kernel for the caller's `query`; aiter#2466 after #1596:
+# `const int stride_A = K;` in a CK host wrapper): the launcher assumes a dense layout for a tensor it did not
+# allocate, without reading its strides or checking it is contiguous, and a strided view from a caller
+# (vLLM's padded weights, an interleaved KV cache) is read at the wrong addresses.
+
+STRIDE_NAME = re.compile(r"stride|^ld[a-z]?$", re.I)
+SIZE_CALLS = frozenset({"size", "numel", "dim", "next_power_of_2", "cdiv", "max", "min", "int", "len"})
+
+
+def _imported_def(review: ReviewInput, path: str, tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    """The def `name` refers to: in this module, or one hop through a `from … import` (absolute or relative)."""
+    local = next((d for d in tree.body if isinstance(d, FUNCTION_TYPES) and d.name == name), None)
+    if local is not None:
+        return local
+    for node in tree.body:
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+        if alias is None:
+            continue
+        parts = path.split("/")[:-1]
+        if node.level:
+            parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
+            module = "/".join(parts + ([node.module.replace(".", "/")] if node.module else []))
+        else:
+            module = (node.module or "").replace(".", "/")
+        for candidate in (module + ".py", module + "/__init__.py"):
+            other = review.source.python(candidate) if review.source.exists(candidate) else None
+            if other is not None:
+                return next((d for d in other.body if isinstance(d, FUNCTION_TYPES) and d.name == alias.name), None)
+    return None
+
+
+def _assignments(func: ast.AST) -> dict[str, list[ast.expr]]:
+    out: dict[str, list[ast.expr]] = {}
+    for node in walk(func):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(target.id, []).append(node.value)
+                elif isinstance(target, ast.Tuple):
+                    for elt in target.elts:
+                        if isinstance(elt, ast.Name):
+                            out.setdefault(elt.id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) and node.value:
+            out.setdefault(node.target.id, []).append(node.value)
+    return out
+
+
+def _size_derived(expr: ast.expr, assigned: dict[str, list[ast.expr]], params: set[str], depth: int = 0) -> bool | None:
+    """Whether an int expression is built from sizes only (parameters, `.shape[i]`, `.size(i)`, arithmetic):
+    True; False when it reads a stride or anything else; None for a bare constant (an innermost 1, a 0)."""
+    if isinstance(expr, ast.Constant):
+        return None if isinstance(expr.value, int) else False
+    if depth > 4:
+        return False
+    found = False
+    for node in walk(expr):
+        if isinstance(node, ast.Attribute) and node.attr in ("stride", "strides"):
+            return False
+        if isinstance(node, ast.Call):
+            name = dotted_name(node.func).rsplit(".", 1)[-1]
+            if name not in SIZE_CALLS:
+                return False
+            found = True
+        elif isinstance(node, ast.Attribute) and node.attr == "shape":
+            found = True
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id in params:
+                found = True
+            elif node.id in assigned:
+                verdicts = [_size_derived(v, assigned, params, depth + 1) for v in assigned[node.id]]
+                if any(v is False for v in verdicts):
+                    return False
+                found = found or any(verdicts)
+            elif node.id not in ("triton", "math", "torch"):
+                return False  # a module constant or global: nothing known
+    return found
+
+
+def _bound(call: ast.Call, kernel: ast.FunctionDef) -> dict[str, ast.expr]:
+    """Kernel parameter name → the launch's argument for it."""
+    names = [a.arg for a in kernel.args.posonlyargs + kernel.args.args]
+    out = {names[i]: arg for i, arg in enumerate(call.args) if i < len(names) and not isinstance(arg, ast.Starred)}
+    out.update({k.arg: k.value for k in call.keywords if k.arg})
+    return out
+
+
+def _strides_of(pointer: str, params: Iterable[str]) -> list[str]:
+    """The kernel's stride parameters for a pointer parameter (`input_ptr` → `stride_input_seq`, `a_ptr` →
+    `stride_am`, `x_ptr` → `x_stride_row`): the stride names carrying the pointer's stem."""
+    stem = re.sub(r"_?ptrs?$", "", pointer)
+    if not stem or stem == pointer:
+        return []
+    return [p for p in params if STRIDE_NAME.search(p) and (p.startswith(f"stride_{stem}") or p.startswith(f"{stem}_stride"))]
+
+
+def _checks_layout(func: ast.AST, name: str) -> bool:
+    """The launcher reads the tensor's strides, makes it contiguous, checks it, or rebinds it."""
+    for node in walk(func):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+                and node.attr in ("stride", "strides", "contiguous", "is_contiguous"):
+            return True
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+        if isinstance(node, ast.Call) and "contig" in dotted_name(node.func).lower() \
+                and any(isinstance(a, ast.Name) and a.id == name for a in node.args):
+            return True
+    return False
+
+
+def _callers_dense(tree: ast.Module, launcher: str, position: int, param: str) -> bool:
+    """Every call of the launcher in its module hands this parameter a buffer its caller allocated or made
+    contiguous (the family of the launcher, not the hunk): then the dense layout is the module's own."""
+    calls = [c for c in index_of(tree).calls_to(launcher)]
+    if not calls:
+        return False
+    for call in calls:
+        arg = next((k.value for k in call.keywords if k.arg == param), None)
+        if arg is None and position < len(call.args):
+            arg = call.args[position]
+        if arg is None:
+            return False
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Attribute) and arg.func.attr == "contiguous":
+            continue
+        caller = next((a for a in index_of(tree).ancestors(call) if isinstance(a, FUNCTION_TYPES)), None)
+        if isinstance(arg, ast.Name) and caller is not None and (arg.id in _allocated(caller) or _densified(caller, arg.id)):
+            continue
+        return False
+    return True
+
+
+def _launcher_hits(review: ReviewInput, path: str, tree: ast.Module, added: set[int]) -> Iterator[tuple[int, str, str, str, str]]:
+    """(line, tensor, kernel, stride parameter, its value) for launches whose size-made stride is for a tensor the
+    launcher takes from its caller and never checks."""
+    index = index_of(tree)
+    for call in index.of_type(ast.Call):
+        if not isinstance(call.func, ast.Subscript) or not isinstance(call.func.value, ast.Name):
+            continue  # `kernel[grid](…)`
+        func = next((a for a in index.ancestors(call) if isinstance(a, FUNCTION_TYPES)), None)
+        if func is None or _device(func):
+            continue
+        kernel = _imported_def(review, path, tree, call.func.value.id)
+        if kernel is None or not _device(kernel):
+            continue
+        bound = _bound(call, kernel)
+        assigned = _assignments(func)
+        args = func.args.posonlyargs + func.args.args + func.args.kwonlyargs
+        params = {a.arg for a in args}
+        sizes = {p for p in params if not STRIDE_NAME.search(p)}  # a stride the caller hands in is a stride
+        for pointer, arg in bound.items():
+            if not isinstance(arg, ast.Name) or arg.id not in params or _checks_layout(func, arg.id):
+                continue
+            for stride in _strides_of(pointer, bound):
+                value = bound[stride]
+                source = assigned.get(value.id, [value]) if isinstance(value, ast.Name) else [value]
+                lines = {call.lineno} | ({n.lineno for n in walk(func) if isinstance(n, ast.Assign)
+                                          and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)}
+                                         if isinstance(value, ast.Name) else set())
+                if not lines & added or not _size_derived(value, assigned, sizes - {arg.id}):
+                    continue
+                position = next(i for i, a in enumerate(args) if a.arg == arg.id)
+                if _callers_dense(tree, func.name, position, arg.id):
+                    break
+                yield call.lineno, arg.id, call.func.value.id, stride, ast.unparse(source[-1])[:60]
+                break
+
+
+def _launcher_findings(review: ReviewInput, f, tree: ast.Module) -> Iterator[Finding]:
+    before = None
+    by_launch: dict[int, list[tuple[str, str, str, str]]] = {}
+    for line, tensor, kernel, stride, value in _launcher_hits(review, f.path, tree, f.added_lines):
+        if before is None:
+            base = review.base_python(f)
+            before = set() if base is None else {
+                (t, k) for _, t, k, _, _ in _launcher_hits(review, f.old_path or f.path, base,
+                                                           set(range(1, len(review.source.lines(f.old_path or f.path, "base")) + 1)))}
+        if (tensor, kernel) not in before:  # else the launch assumed this layout before the PR
+            by_launch.setdefault(line, []).append((tensor, kernel, stride, value))
+    for line, hits in by_launch.items():
+        tensor, kernel, stride, value = hits[0]
+        names = ", ".join(f"`{h[0]}`" for h in hits)
+        yield Finding(
+            rule="contiguity-unchecked", path=f.path, line=line,
+            problem=f"The launch of `{kernel}` states the strides of the caller's tensor(s) {names} from sizes "
+                    f"(`{stride}` = `{value}`): the launcher never reads their `.stride()` nor checks "
+                    "`is_contiguous()`, so it assumes a dense layout it did not make.",
+            impact="A caller's strided view (a padded weight, an interleaved KV cache, a slice) is read at the wrong "
+                   "addresses: a silent wrong result.",
+            action=f"Author must pass `{tensor}.stride(i)` to the kernel, or check `{tensor}.is_contiguous()` (or "
+                   "call `.contiguous()`) in the launcher.",
+            tag="inferred", evidence=[Evidence(f.path, line, f"{h[2]} = {h[3]}") for h in hits[:4]],
+        )
+
+
+CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".hip", ".h", ".hpp")
+TENSOR_TYPE = re.compile(r"\bTensor\b|tensor_t\b")
+CPP_WORD = re.compile(r"[A-Za-z_]\w*")
+CPP_SIZE_READ = re.compile(r"(\w+)\s*(?:\.|->)\s*(?:size|sizes|numel)\s*\(")
+CPP_KEYWORDS = frozenset({"const", "int", "int64_t", "int32_t", "size_t", "index_t", "static_cast", "std", "max", "min",
+                          "ceil_div", "integer_divide_ceil", "ck_tile", "sizeof", "true", "false"})
+
+
+def _cpp_tensor_params(func) -> list[str]:
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    out = []
+    for p in params.named_children if params is not None else []:
+        if TENSOR_TYPE.search(cpp.text_of(p.child_by_field_name("type"))):
+            name = CPP_WORD.findall(cpp.text_of(p.child_by_field_name("declarator")))
+            if name:
+                out.append(name[-1])
+    return out
+
+
+def _cpp_layout_checked(text: str, tensor: str) -> bool:
+    """The translation unit reads the tensor's strides or checks its layout (`XQ.stride(0)`, `XQ.is_contiguous()`,
+    `CHECK_CONTIGUOUS(XQ)`): a wrapper and its `_impl` share the parameter's name."""
+    t = re.escape(tensor)
+    return bool(re.search(rf"\b{t}\s*(?:\.|->)\s*(?:strides?|is_contiguous|contiguous)\s*\(|"
+                          rf"\w*(?:CONTIG|contig|CHECK_INPUT)\w*\s*\(\s*{t}\b", text))
+
+
+def _cpp_size_strides(text: str) -> Iterator[tuple[str, int, str, str, set[str]]]:
+    """(function, line, stride name, value, tensors) for each stride a host function states from the sizes of
+    tensors it takes as parameters (`const int stride_A = K;` with `K = XQ.size(1)`)."""
+    tree = cpp.parse(text)
+    for func in cpp.nodes_of_type(tree, "function_definition"):
+        tensors = set(_cpp_tensor_params(func))
+        if not tensors:
+            continue
+        sizes: dict[str, set[str]] = {}
+        for node in cpp.walk(func):
+            if node.type not in ("init_declarator", "assignment_expression"):
+                continue
+            left = node.child_by_field_name("declarator") or node.child_by_field_name("left")
+            right = node.child_by_field_name("value") or node.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            target = (CPP_WORD.findall(cpp.text_of(left)) or [""])[-1]
+            value = cpp.text_of(right)
+            read = {m for m in CPP_SIZE_READ.findall(value) if m in tensors}
+            words = set(CPP_WORD.findall(re.sub(r"(\.|->)\s*\w+", "", value))) - CPP_KEYWORDS
+            if STRIDE_NAME.search(target):
+                if "stride" in value.lower() or read:
+                    continue
+                if words and words <= set(sizes):
+                    yield (CPP_WORD.findall(cpp.function_name(func)) or ['?'])[-1], cpp.line_of(node), target, value, set().union(*(sizes[w] for w in words))
+            elif read or (words and words <= set(sizes)):
+                sizes[target] = read.union(*(sizes[w] for w in words if w in sizes))
+
+
+def _cpp_findings(review: ReviewInput) -> Iterator[Finding]:
+    for f in review.changed("cpp", include_tests=False):
+        if not f.path.endswith(CPP_SUFFIXES) or not any(STRIDE_NAME.search(t) for _, t in f.added):
+            continue
+        text = review.source.text(f.path)
+        if not text:
+            continue
+        added = f.added_lines
+        before = None
+        reported: set[str] = set()
+        for function, line, stride, value, tensors in _cpp_size_strides(text):
+            unchecked = sorted(t for t in tensors if not _cpp_layout_checked(text, t))
+            if line not in added or not unchecked or function in reported:
+                continue
+            if before is None:
+                base = review.base_text(f, "")
+                before = {(fn, s) for fn, _, s, _, _ in _cpp_size_strides(base)} if base else set()
+            if (function, stride) in before:
+                continue  # the wrapper stated this stride from sizes before the PR
+            reported.add(function)
+            names = ", ".join(f"`{t}`" for t in unchecked)
+            yield Finding(
+                rule="contiguity-unchecked", path=f.path, line=line,
+                problem=f"`{function}` sets `{stride} = {short(value, 60)}` from the sizes of {names}, tensors its caller "
+                        "hands in: it never reads their `.stride()` nor checks `is_contiguous()`, so it assumes a "
+                        "dense layout it did not make.",
+                impact="A caller's strided view (a padded weight, a narrowed or interleaved buffer) is read at the "
+                       "wrong addresses: a silent wrong result.",
+                action=f"Author must take the stride from the tensor (`{unchecked[0]}.stride(0)`), or check "
+                       f"`{unchecked[0]}.is_contiguous()` with TORCH_CHECK.",
+                tag="inferred", evidence=[Evidence(f.path, line, f"{stride} = {short(value, 60)}")],
+            )
+
+
 @detector("contiguity-unchecked")
 def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
+    yield from _cpp_findings(review)
     for f, tree in review.python_files(include_tests=False):
         if not review.facts.is_library(f.path):
             continue
+        yield from _launcher_findings(review, f, tree)
         seen: set[int] = set()
         before: set[tuple[str, str, str]] | None = None
         for call, name, view_line, how in _hits(tree, f.added_lines):
