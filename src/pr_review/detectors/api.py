@@ -966,6 +966,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue
                 if not fix or _opt_in_param(source, arg.arg):
                     continue  # documented as opt-in, or no fix announced: an opt-in for downstream callers
+                if not _title_names(review.pr.title or "", arg.arg):
+                    continue  # the fix the title announces is not this parameter: a knob beside it
                 if _automatic_default(func, arg.arg, default):
                     continue  # the function chooses the value itself: callers need not pass it
                 if _lifts_removed_value(f, arg.arg, default):
@@ -1193,6 +1195,20 @@ def _compat_param(source: str, name: str) -> bool:
 
 
 OPT_IN_WORDS = re.compile(r"\bopt[- ]?(in|into)\b|\bopt-in\b", re.IGNORECASE)
+
+
+def _title_names(title: str, name: str) -> bool:
+    """The title names the parameter: its whole name, or a word of it (4+ letters) that starts a title word
+    ("decode clamps seq_lens to max_seqlen" for `max_seqlen`, "… with reusable metadata" for `prefill_metadata`).
+    On aiter PRs 1201-2738, none of the five fix-titled PRs whose new parameter the title did not name was a fix
+    left off: a tile size lifted into a parameter, a renamed `eps`, a tuning switch, an opt-in (ab978d999d,
+    9e44c0f2e9, d861f71ffb, c1cf184d20, be79c56fe8)."""
+    lowered = title.lower()
+    if name.lower() in lowered:
+        return True
+    words = [w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()) if len(w) >= 4]
+    tokens = re.split(r"[^a-z0-9]+", lowered)
+    return any(t.startswith(w) for w in words for t in tokens)
 
 
 def _opt_in_param(source: str, name: str) -> bool:
