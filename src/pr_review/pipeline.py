@@ -22,6 +22,7 @@ from .git import CatFile, Repo
 from .git.diff import ChangedFile, read_changes
 from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER
 from .profiles import Profile, detect_profile, load_profiles
+from .repofacts import RepoFacts
 from .source import Source
 from .triage import triage as run_triage
 
@@ -282,8 +283,10 @@ def _review(request: ReviewRequest) -> Report:
             facts = Facts.build(files, tri.code, request.pr.title)
             fired, checklist = derive(facts, ctx.catalog, ctx.profile, ctx.profile.code_fallback,
                                      tri.runtime_surface, light)
+        # the facts know the changed files, to answer "is it a script?" for all of them with one search
+        repo_facts = RepoFacts(ctx.profile, ctx.source, [f.path for f in files if f.status != "deleted" and not f.skipped])
         review_input = ReviewInput(files=files, profile=ctx.profile, pr=request.pr, source=ctx.source,
-                                   code=tri.code, families=fired, stale=tri.stale)
+                                   code=tri.code, families=fired, stale=tri.stale, facts=repo_facts)
         with timer.stage("evidence"):
             artifacts = collect(review_input, ctx.notes)
             review_input.evidence = {name: a.data for name, a in artifacts.items()}
