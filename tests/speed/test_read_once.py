@@ -215,6 +215,21 @@ def test_fixed_strings_searched_together_answer_as_each_searched_alone(source: S
         assert source.grep(s, "base", fixed=True, files_only=True) == alone[s]
 
 
+def test_a_search_skips_binary_formats_unread_and_answers_as_git_grep_does(tmp_path: Path):
+    from conftest import make_repo
+
+    elf = b"\x7fELF\x02\x01\x01" + b"\x00" * 9 + b"kernel_name helper\n"  # a GPU code object naming it
+    repo = Repo.open(make_repo(tmp_path / "repo", {}, {"k.co": elf, "a.py": "helper()\n", "b.txt": "helper\n"}))
+    head, base = repo.resolve("pr"), repo.resolve("main")
+    source = Source(repo, CatFile(repo, 1_000_000), base, head)
+    assert source.grep("helper", "head") == repo.grep("helper", head) == [("a.py", 1, "helper()"), ("b.txt", 1, "helper")]
+    searched = []
+    real = repo.grep
+    repo.grep = lambda *a, **k: searched.append(a[2]) or real(*a, **k)  # type: ignore[method-assign]
+    source.grep("kernel_name", "head")
+    assert ":(exclude)*.co" in searched[0]  # not even read
+
+
 def test_a_tree_read_once_is_the_reviews_own_or_is_freed_after_the_look(source: Source):
     import weakref
 
