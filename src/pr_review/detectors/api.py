@@ -367,8 +367,7 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
             cls = _class_of(tree, func) or False
         if cls and _method_signature_shared(review, tree, cls, func, name):
             continue
-        if _decorator_consumes(review, func, name) or (
-                func.name == "__init__" and cls and _decorator_consumes(review, cls, name)):
+        if _consumed_by_decorator(review, func, cls or None, name):
             continue  # a decorator of the function (or, for __init__, of its class) takes the value itself
         out.append(arg)
     return out
@@ -377,6 +376,12 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
 PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "cached_property", "lru_cache", "cache", "wraps",
                     "no_grad", "inference_mode", "jit", "autotune", "heuristics", "abstractmethod", "overload",
                     "dataclass", "contextmanager", "setter", "getter", "override", "compile"}
+
+
+def _consumed_by_decorator(review: ReviewInput, func: Func, cls: ast.ClassDef | None, param: str) -> bool:
+    """A decorator of the function, or for `__init__` one of its class (which may replace `__init__`), takes it."""
+    return _decorator_consumes(review, func, param) or (
+        func.name == "__init__" and cls is not None and _decorator_consumes(review, cls, param))
 
 
 def _decorator_consumes(review: ReviewInput, func: Func | ast.ClassDef, param: str) -> bool:
@@ -960,6 +965,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue  # `x=x`: binds a value at definition time, not an option for callers
                 if _renamed_in_place(sig.base, func, arg.arg):
                     continue  # `eps=1e-5` → `epsilon=1e-5`: the same parameter under a new name, not a new one
+                if _consumed_by_decorator(review, func, cls, arg.arg):
+                    continue  # ATOM 6c402484c8: a plugin-mode class decorator swaps in an `__init__` that takes it
                 lost = _value_dropped(review, f.path, func, arg.arg)
                 if lost:
                     dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
