@@ -480,17 +480,17 @@ CPP_KEYWORDS = frozenset({"const", "int", "int64_t", "int32_t", "size_t", "index
                           "ceil_div", "integer_divide_ceil", "ck_tile", "sizeof", "true", "false"})
 
 
-def _cpp_tensor_params(func) -> list[str]:
+def _cpp_params(func) -> dict[str, bool]:
+    """Parameter name → whether it is a tensor."""
     declarator = func.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    out = []
+    out = {}
     for p in params.named_children if params is not None else []:
-        if TENSOR_TYPE.search(cpp.text_of(p.child_by_field_name("type"))):
-            name = CPP_WORD.findall(cpp.text_of(p.child_by_field_name("declarator")))
-            if name:
-                out.append(name[-1])
+        name = CPP_WORD.findall(cpp.text_of(p.child_by_field_name("declarator")))
+        if name:
+            out[name[-1]] = bool(TENSOR_TYPE.search(cpp.text_of(p.child_by_field_name("type"))))
     return out
 
 
@@ -507,7 +507,8 @@ def _cpp_size_strides(text: str) -> Iterator[tuple[str, int, str, str, set[str]]
     tensors it takes as parameters (`const int stride_A = K;` with `K = XQ.size(1)`)."""
     tree = cpp.parse(text)
     for func in cpp.nodes_of_type(tree, "function_definition"):
-        tensors = set(_cpp_tensor_params(func))
+        params = _cpp_params(func)
+        tensors = {name for name, tensor in params.items() if tensor}
         if not tensors:
             continue
         sizes: dict[str, set[str]] = {}
@@ -523,8 +524,8 @@ def _cpp_size_strides(text: str) -> Iterator[tuple[str, int, str, str, set[str]]
             read = {m for m in CPP_SIZE_READ.findall(value) if m in tensors}
             words = set(CPP_WORD.findall(re.sub(r"(\.|->)\s*\w+", "", value))) - CPP_KEYWORDS
             if STRIDE_NAME.search(target):
-                if "stride" in value.lower() or read:
-                    continue
+                if "stride" in value.lower() or read or target in params:
+                    continue  # a stride the caller hands in, defaulted when absent (topk_plain's `stride0 = max_len`)
                 if words and words <= set(sizes):
                     yield (CPP_WORD.findall(cpp.function_name(func)) or ['?'])[-1], cpp.line_of(node), target, value, set().union(*(sizes[w] for w in words))
             elif read or (words and words <= set(sizes)):
