@@ -732,10 +732,26 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bo
             owner = dotted_name(node.value)
             cls = g.qualname.split(".")[0]
             # `OtherClass.name` (a capitalised class reference) is another class's method of that name
-            return not (owner and owner[:1].isupper() and "." not in owner and owner != cls)
+            if owner and owner[:1].isupper() and "." not in owner and owner != cls:
+                return False
+            return not (owner in ("self", "cls") and _foreign_self(tree, node, cls, g.base.name))
         owner = dotted_name(node.value)
         return bool(owner) and bool(set(owner.split(".")) & parts)
     return not method and hit_path == g.f.path
+
+
+def _foreign_self(tree: ast.Module, node: ast.AST, cls: str, name: str) -> bool:
+    """`self.name` inside a class that cannot be `cls` or a subclass of it: one that defines `name` itself, or whose
+    bases are all outside the project (`nn.Module`, `torch.nn.Module`), so `self.register_buffer` of a torch module is
+    not a use of `CustomAllreduce.register_buffer` (aiter 33d168a062). A class with a project base may inherit from
+    `cls` and still counts."""
+    owner = next((a for a in index_of(tree).ancestors(node) if isinstance(a, ast.ClassDef)), None)
+    if owner is None or owner.name == cls:
+        return False
+    if any(isinstance(s, FUNCTION_TYPES) and s.name == name for s in owner.body):
+        return True
+    bases = [dotted_name(b) or "" for b in owner.bases]
+    return all("." in b or b == "object" for b in bases)
 
 
 def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
