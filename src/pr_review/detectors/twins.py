@@ -12,6 +12,7 @@ import io
 import keyword
 import re
 import tokenize
+from bisect import bisect_left
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
@@ -851,6 +852,12 @@ def _twin_files(review: ReviewInput, f: ChangedFile, changed: dict[str, ChangedF
     return out
 
 
+def _any_within(lines: list[int], first: int, last: int) -> bool:
+    """Whether a line of the sorted `lines` lies in first..last (a look-up, not a scan per function)."""
+    at = bisect_left(lines, first)
+    return at < len(lines) and lines[at] <= last
+
+
 @detector("twin-divergence")
 def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
     files = {f.path: f for f in review.changed("python", "cpp", include_tests=False)
@@ -870,7 +877,8 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         # where a hunk deleted lines, its head position stands for them
         at = added | {max(h[2], 1) for h in f.hunks if h[1]} | {h[2] + 1 for h in f.hunks if h[1]}
-        touched = [s for s in spans if any(s.first <= n <= s.last for n in at)]
+        at_sorted = sorted(at)
+        touched = [s for s in spans if _any_within(at_sorted, s.first, s.last)]
         twin_paths = _twin_files(review, f, files)
         if not twin_paths and not _maybe_twins(review.source.lines(f.path), touched, spans):
             continue  # no changed function has a twin-named, similar function: nothing to compare (cheap exit)
@@ -880,10 +888,11 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
         base = side_of(f.path, f.old_path or f.path, f.language, "base")
         if base is None:
             continue
-        removed = {n for n, _ in f.removed}
-        cut = {s.name for s in base.spans if any(s.body <= n <= s.last for n in removed)}  # lines only deleted
+        removed = sorted({n for n, _ in f.removed})
+        cut = {s.name for s in base.spans if _any_within(removed, s.body, s.last)}  # lines only deleted
+        added_sorted = sorted(added)
         changed_fns = [s for s in head.spans if s.last - s.first <= MAX_TWIN_BODY
-                       and (s.name in cut or any(s.body <= n <= s.last for n in added))]
+                       and (s.name in cut or _any_within(added_sorted, s.body, s.last))]
         if not changed_fns:
             continue
         homes = [(f.path, f.old_path or f.path, head, base, added)]
