@@ -369,7 +369,8 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
     strip = COMMENT.get(language, COMMENT["python"])
     src = [strip.sub("", t) for t in _code_only(source, language)]
     mine = [strip.sub("", t) for t in _code_only(copy, language)]
-    kept = {_squash(t) for t in mine}
+    squashed = [_squash(t) for t in mine]
+    kept = set(squashed)
     matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
         if op == "delete" and a2 - a1 <= MAX_LOST_BLOCK:
@@ -388,15 +389,33 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
             for i in range(a1, a2):
                 if _squash(src[i]) in kept:
                     continue
+                alike: tuple[float, int] | None = None  # the copy's line most like this one, asked once
                 for what, marker in SAFETY_MARKERS.items():
                     have = len(marker.findall(src[i]))
                     if not have or (what == "a bounds check" and TYPE_CHECK.search(src[i])):
                         continue
-                    ratio, j = max(((SequenceMatcher(None, _squash(src[i]), _squash(mine[k])).ratio(), k)
-                                    for k in range(b1, b2)), default=(0.0, -1))
+                    if alike is None:
+                        alike = _most_alike(_squash(src[i]), squashed, range(b1, b2))
+                    ratio, j = alike
                     if ratio >= PAIR_SIMILARITY and not marker.search(mine[j]) \
                             and not marker.search(_around(mine, j)):  # none left in the statement (a reflowed call)
                         yield j + 1, what, i + 1, source[i].strip()
+
+
+def _most_alike(text: str, others: list[str], within: range) -> tuple[float, int]:
+    """`max((SequenceMatcher(None, text, others[k]).ratio(), k) for k in within)` (default (0.0, -1))
+    wherever it is PAIR_SIMILARITY or more, which is all a caller reads: a pair whose cheap upper bound
+    is below that, or below the best ratio so far, cannot be the maximum and is not matched in full."""
+    best, at = 0.0, -1
+    for k in within:
+        m = SequenceMatcher(None, text, others[k])
+        floor = max(best, PAIR_SIMILARITY)
+        if m.real_quick_ratio() < floor or m.quick_ratio() < floor:
+            continue
+        r = m.ratio()
+        if (r, k) > (best, at):
+            best, at = r, k
+    return best, at
 
 
 STRING = lazy_re(r"(?P<q>\"\"\"|'''|\"|')(?:\\.|(?!(?P=q)).)*(?P=q)")
