@@ -311,6 +311,15 @@ def test_analyse_commands_pairs_find_with_its_branch():
     assert not any(c.root == "" for c in found)  # `pytest ${VAR}` is unknown, not the whole tree
 
 
+def test_pytest_installed_as_a_package_is_not_a_test_run():
+    """aiter's flash-attention workflow builds an image with `RUN pip install pytest pytest-timeout einops`:
+    that installs pytest, it runs nothing, so it covers no file (it had read as a run of the whole tree)."""
+    found = analyse_commands("RUN pip install pytest pytest-rerunfailures pytest-timeout einops\n"
+                             "uv pip install --system pytest && pytest tests/unit -q\n"
+                             "apt-get install -y python3-pytest\n", "wf", lambda _: None)
+    assert {(c.root, c.runner) for c in found} == {("tests/unit", "pytest")}
+
+
 def test_coverage_covers():
     top = Coverage("op_tests", 1)
     assert top.covers("op_tests/test_a.py") and not top.covers("op_tests/flydsl_tests/test_b.py")

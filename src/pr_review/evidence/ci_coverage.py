@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Iterator
 
 from ..detectors.base import ReviewInput
 from ..model import NotChecked
@@ -23,6 +24,8 @@ from ._util import is_test_file
 
 SCRIPT = re.compile(r"""(?:^|[\s"'(=;&|])((?:\./)?[\w.-]+(?:/[\w.-]+)*\.sh)\b""")
 PYTEST = re.compile(r"\bpytest\b((?:[^\n;&|\"']|\"[^\"]*\"|'[^']*')*)")
+# `pip install pytest pytest-timeout`: pytest named as a package to install, not run (a Dockerfile's RUN line)
+PACKAGE_INSTALL = re.compile(r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|dnf|yum)\b[^;&|]*\b(?:install|add)\b[^;&|]*$")
 PY_FILE = re.compile(r"\bpython3?(?:\.\d+)?\s+(?:-u\s+)?((?:\./)?[\w.-]+(?:/[\w.-]+)*\.py)\b")
 UNITTEST = re.compile(r"-m\s+unittest\s+((?:(?!-)[\w.]+\s*)+)")
 FIND = re.compile(r"""\bfind\s+(["']?[$\w{}./-]+["']?)([^\n|;)]*)""")
@@ -99,7 +102,7 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
         a = ASSIGN.match(line)
         if a:
             assigns.append((a.group(1), _norm_path(a.group(2)), cond))
-        for m in PYTEST.finditer(line):
+        for m in _pytest_runs(line):
             paths, excludes, unknown = _pytest_args(m.group(1))
             where = f"{source}: {stripped[:100]}"
             if not paths and not unknown:
@@ -135,10 +138,15 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
             if "$" in value:
                 continue
             # a test-split script finds the files and runs each one: as scripts unless it hands them to pytest
-            runner = "pytest" if re.search(r"\bpytest\b", text) else "script"
+            runner = "pytest" if any(True for line in _lines_of(text) for _ in _pytest_runs(line)) else "script"
             out.append(Coverage(value if value != "." else "", level, False, (), f"{source}: find {token}{rest[:60]}",
                                 runner))
     return out
+
+
+def _pytest_runs(line: str) -> Iterator[re.Match[str]]:
+    """The pytest invocations of one command line: `pytest …` and `python -m pytest …`, not `pip install pytest`."""
+    return (m for m in PYTEST.finditer(line) if not PACKAGE_INSTALL.search(line[:m.start()]))
 
 
 def _pytest_args(args: str) -> tuple[list[str], list[str], bool]:
