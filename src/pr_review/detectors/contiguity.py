@@ -374,18 +374,19 @@ def _strides_of(pointer: str, params: Iterable[str]) -> list[str]:
     return [p for p in params if STRIDE_NAME.search(p) and (p.startswith(f"stride_{stem}") or p.startswith(f"{stem}_stride"))]
 
 
-def _checks_layout(func: ast.AST, name: str) -> bool:
-    """The launcher reads the tensor's strides, makes it contiguous, checks it, or rebinds it."""
+def _layout_handled(func: ast.AST) -> set[str]:
+    """Names whose layout the launcher handles: it reads their strides, makes them contiguous, checks them, or
+    rebinds them (one walk per launcher)."""
+    out: set[str] = set()
     for node in walk(func):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name \
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
                 and node.attr in ("stride", "strides", "contiguous", "is_contiguous"):
-            return True
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            return True
-        if isinstance(node, ast.Call) and "contig" in dotted_name(node.func).lower() \
-                and any(isinstance(a, ast.Name) and a.id == name for a in node.args):
-            return True
-    return False
+            out.add(node.value.id)
+        elif isinstance(node, ast.Assign):
+            out.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif isinstance(node, ast.Call) and "contig" in dotted_name(node.func).lower():
+            out.update(a.id for a in node.args if isinstance(a, ast.Name))
+    return out
 
 
 def _callers_dense(tree: ast.Module, launcher: str, position: int, param: str) -> bool:
@@ -423,14 +424,19 @@ def _launcher_hits(review: ReviewInput, path: str, tree: ast.Module, added: set[
         if kernel is None or not _device(kernel):
             continue
         bound = _bound(call, kernel)
-        assigned = _assignments(func)
         args = func.args.posonlyargs + func.args.args + func.args.kwonlyargs
         params = {a.arg for a in args}
         sizes = {p for p in params if not STRIDE_NAME.search(p)}  # a stride the caller hands in is a stride
+        assigned = handled = None
         for pointer, arg in bound.items():
-            if not isinstance(arg, ast.Name) or arg.id not in params or _checks_layout(func, arg.id):
+            strides = _strides_of(pointer, bound)
+            if not strides or not isinstance(arg, ast.Name) or arg.id not in params:
                 continue
-            for stride in _strides_of(pointer, bound):
+            if handled is None:
+                assigned, handled = _assignments(func), _layout_handled(func)
+            if arg.id in handled:
+                continue
+            for stride in strides:
                 value = bound[stride]
                 source = assigned.get(value.id, [value]) if isinstance(value, ast.Name) else [value]
                 lines = {call.lineno} | ({n.lineno for n in walk(func) if isinstance(n, ast.Assign)
