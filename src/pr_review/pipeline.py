@@ -64,6 +64,7 @@ class Context:
     catalog: Catalog
     config: RepoConfig
     notes: list[str]
+    remote: str | None = None  # the request's remote when the repository has it
 
 
 class Timer:
@@ -81,7 +82,7 @@ class Timer:
 
 def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Context:
     repo = Repo.open(request.repo_dir)
-    remote = request.remote if request.remote in repo.remotes() else None
+    remote = request.remote if request.remote and request.remote in repo.remotes() else None
     base_ref = request.base or repo.default_branch()
     head_sha = repo.ensure_commit(request.head, remote)
     base_sha = repo.ensure_commit(base_ref, remote)
@@ -102,7 +103,8 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
     name = request.profile or config.profile or detect_profile(profiles, lambda p: source.exists(p, "base"))
     if name not in profiles:
         raise ValueError(f"unknown profile '{name}' (choose from {', '.join(sorted(profiles))})")
-    return Context(repo, source, base_ref, base_sha, merge_base, head_sha, profiles[name], catalog, config, notes)
+    return Context(repo, source, base_ref, base_sha, merge_base, head_sha, profiles[name], catalog, config, notes,
+                   remote)
 
 
 def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...], notes: list[str]) -> None:
@@ -328,7 +330,7 @@ def _review(request: ReviewRequest) -> Report:
             timings=timer.timings,
             step_timings={"detectors": detector_seconds, "evidence": {name: a.seconds for name, a in artifacts.items()}},
             ci_notes=ci.notes if ci else [], owners=ci.owners if ci else [],
-            repo_url=request.repo_url or web_url(ctx.repo, request.remote),
+            repo_url=request.repo_url or web_url(ctx.repo, ctx.remote),
         )
     finally:
         for catfile in holder:
@@ -339,8 +341,9 @@ GITHUB_REMOTE = re.compile(r"^(?:https://(?:[^@/]+@)?|git@|ssh://git@)(github\.c
 
 
 def web_url(repo: Repo, remote: str | None) -> str:
-    """https://github.com/owner/name for a GitHub remote, so findings can link to their lines; else ''."""
-    if not remote or remote not in repo.remotes():
+    """https://github.com/owner/name for a GitHub remote the repository has (as the review's context
+    found it: `git remote` runs once), so findings can link to their lines; else ''."""
+    if not remote:
         return ""
     match = GITHUB_REMOTE.match(repo.text("remote", "get-url", remote, check=False).strip())
     return f"https://{match.group(1)}/{match.group(2)}" if match else ""
