@@ -6,10 +6,13 @@ and report the CPU time each review costs.
         --engine /tmp/old-checkout/src        # an older engine, as the baseline
     python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 --jsonl after.jsonl \
         --baseline before.jsonl              # the installed engine, compared with it
+    python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 \
+        --engine /tmp/old/src --against /tmp/new/src   # both, back to back per commit
 
 Each review runs `python -m pr_review review --format json` in its own process; its CPU time is
-the child's user + sys (load from other processes on the machine does not inflate it), its
-memory the child's peak RSS. Reviews run in parallel (`--jobs`, default: every core). Prints
+the child's user + sys (not its waiting; a loaded machine still inflates it by a fifth or more,
+shared caches and cores: compare two engines with --against, which reviews each commit with both
+back to back, rather than runs taken at different times), its memory the child's peak RSS. Reviews run in parallel (`--jobs`, default: every core). Prints
 p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
 commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
 review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
@@ -118,20 +121,29 @@ def review_one(repo: str, commit: Commit, profile: str | None, engine: str | Non
     return row
 
 
-def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int, engine: str | None) -> list[dict]:
-    rows: list[dict] = []
+def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
+            engines: list[str | None]) -> list[list[dict]]:
+    """Rows per engine, in commit order. With two engines each commit is reviewed by both back to
+    back, which one goes first alternating, so the machine's load weighs on both alike."""
+    rows: list[list[dict]] = [[] for _ in engines]
     progress = Progress(len(commits))
-    review_one(repo, commits[0], profile, engine)  # untimed: fills the byte-code cache
+    for engine in engines:
+        review_one(repo, commits[0], profile, engine)  # untimed: fills the byte-code cache
+
+    def each(i: int, commit: Commit) -> dict[int, dict]:
+        order = range(len(engines)) if i % 2 == 0 else reversed(range(len(engines)))
+        return {k: review_one(repo, commit, profile, engines[k]) for k in order}
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
-        futures = [pool.submit(review_one, repo, c, profile, engine) for c in commits]
+        futures = [pool.submit(each, i, c) for i, c in enumerate(commits)]
         for future in as_completed(futures):
-            row = future.result()
-            rows.append(row)
-            progress.advance(failed="error" in row)
-            if "error" in row and not progress.enabled:
-                print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
+            by_engine = future.result()
+            for k, row in by_engine.items():
+                rows[k].append(row)
+                if "error" in row and not progress.enabled:
+                    print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
+            progress.advance(failed=any("error" in row for row in by_engine.values()))
     order = {c.sha: i for i, c in enumerate(commits)}
-    return sorted(rows, key=lambda r: order[r["sha"]])
+    return [sorted(r, key=lambda row: order[row["sha"]]) for r in rows]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -163,13 +175,14 @@ def summarize(rows: list[dict]) -> list[str]:
     return lines
 
 
-def compare(rows: list[dict], baseline_path: str) -> list[str]:
-    """Every difference in findings (and failures) between this run and a saved --jsonl baseline."""
-    baseline = {}
-    for line in Path(baseline_path).read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            baseline[row["sha"]] = row
+def load_rows(path: str) -> list[dict]:
+    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def compare(rows: list[dict], earlier: list[dict]) -> list[str]:
+    """Every difference in findings (and failures) between this run and earlier rows (a saved --jsonl
+    baseline, or the --engine rows of a run --against another engine)."""
+    baseline = {row["sha"]: row for row in earlier}
     diffs = []
     for row in rows:
         before = baseline.get(row["sha"])
@@ -204,20 +217,36 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="reviews at once (default: all cores)")
     parser.add_argument("--jsonl", help="write one row per review here (a baseline for --baseline)")
     parser.add_argument("--baseline", help="compare findings with this earlier --jsonl and print differences")
+    parser.add_argument("--against", metavar="SRC", help="also review each commit with the package under SRC, back "
+                        "to back with --engine, and compare the two (CPU figures from one run share its load)")
     args = parser.parse_args()
 
     commits = recent_commits(args.repo, args.rev, args.count)
     if args.largest:
-        commits += largest_commits(args.repo, args.rev, args.largest_of, args.largest)
-    rows = run_all(args.repo, commits, args.profile, max(1, args.jobs), args.engine)
+        seen = {c.sha for c in commits}
+        commits += [c for c in largest_commits(args.repo, args.rev, args.largest_of, args.largest) if c.sha not in seen]
+    engines = [args.engine] + ([args.against] if args.against else [])
+    runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines)
+    rows = runs[0]
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as sink:
             sink.writelines(json.dumps(r) + "\n" for r in rows)
     print("\n".join(summarize(rows)))
     if args.baseline:
-        diffs = compare(rows, args.baseline)
+        diffs = compare(rows, load_rows(args.baseline))
         print("findings identical to the baseline" if not diffs
               else f"{len(diffs)} difference(s) from the baseline:\n" + "\n".join(diffs))
+    if args.against:
+        other = runs[1]
+        print(f"--against {args.against}, reviewed back to back:")
+        print("\n".join(summarize(other)))
+        ratios = [b["cpu"] / a["cpu"] for a, b in zip(rows, other) if a.get("cpu") and b.get("cpu")]
+        if ratios:
+            print(f"CPU ratio against/engine per commit: median {statistics.median(ratios):.3f}")
+        diffs = compare(other, rows)
+        print("findings identical to --engine's" if not diffs
+              else f"{len(diffs)} difference(s) from --engine's findings:\n" + "\n".join(diffs))
+        rows = rows + other
     return 0 if rows and not any("error" in r for r in rows) else 1
 
 

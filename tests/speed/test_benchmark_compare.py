@@ -1,0 +1,33 @@
+"""The benchmark's findings comparison: against a saved baseline or the other engine's rows."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "benchmark.py"
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("benchmark", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["benchmark"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+def test_rows_compare_finding_by_finding_whatever_their_order(tmp_path: Path):
+    bench = _benchmark()
+    one = {"rule": "r", "path": "a.py", "line": 3, "severity": "high", "problem": "p"}
+    two = {**one, "line": 9}
+    earlier = [{"sha": "a" * 40, "findings": [one, two]}, {"sha": "b" * 40, "error": "boom"}]
+    path = tmp_path / "base.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in earlier), encoding="utf-8")
+    assert bench.load_rows(str(path)) == earlier
+    same = [{"sha": "a" * 40, "findings": [two, one]}, {"sha": "b" * 40, "error": "boom"}]
+    assert bench.compare(same, earlier) == []
+    moved = [{"sha": "a" * 40, "findings": [one]}, {"sha": "b" * 40, "findings": []}, {"sha": "c" * 40, "findings": []}]
+    diffs = bench.compare(moved, earlier)
+    assert diffs[0].startswith("aaaaaaaaaa: - ") and '"line": 9' in diffs[0]
+    assert diffs[1] == "bbbbbbbbbb: failed before: boom" and diffs[2] == "cccccccccc: not in the baseline"
