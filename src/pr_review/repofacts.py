@@ -109,7 +109,8 @@ class RepoFacts:
         """A changed head file whose script question would search for its importers by word."""
         if self.role(path) in NOT_LIBRARY or not _word(_module_leaf(path)):
             return False
-        text = self.source.text(path, "head")
+        # read without recording an unreadable file as not checked: this only plans a search
+        text = self.source.catfile.read(self.source.head, path).text
         return bool(text and MAIN_GUARD.search(text))
 
     @staticmethod
