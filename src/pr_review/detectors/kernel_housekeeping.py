@@ -205,7 +205,7 @@ def nth_op_variant(review: ReviewInput) -> Iterable[Finding]:
 
 def _private(path: str) -> bool:
     """A file inside a private package (`aiter/ops/triton/_triton_kernels/…`)."""
-    return any(part.startswith("_") and part != "__init__.py" for part in path.split("/")[:-1])
+    return any(part.startswith("_") for part in path.split("/")[:-1])
 
 
 COMPILE_OPS = re.compile(r"^@\S*compile_ops\b|^\s*@torch\.library\.custom_op\b", re.MULTILINE)
