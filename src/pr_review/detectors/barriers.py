@@ -1,0 +1,115 @@
+"""removed-guard, the synchronisation kind: a kernel function loses a barrier its sibling functions keep.
+
+aiter #1412, a build change titled "prebuild gen so", turned `end_sync<ngpus, true>(sg, self_sg, rank);` in
+`cross_device_reduce_1stage` into a comment ("maybe do not need device sync") while every other all-reduce
+kernel of the file kept it: a fast rank then leaves while a slow one still reads its buffer over IPC, and the
+output turns to NaN under graph-pool reuse (#3514 put it back).
+
+Decided from the C++ syntax trees of the file's two sides: a call whose callee names a barrier (`__syncthreads`,
+`*_sync`, `*barrier*`, `__threadfence*`) on a removed base line of a function the head still defines, where the
+head function calls it fewer times than the base one did — directly or through a helper of the same file that
+calls it (headers count: a `sync_lds()` wrapper is the barrier) — and where another function of the head file
+still calls it. A PR that says it is about synchronisation (sync, barrier, race, fence) argued the removal.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Iterable
+
+from ..lang import Unparsable, cpp
+from ..lang.regex import lazy_re
+from ..model import Evidence, Finding
+from . import detector
+from .base import ReviewInput
+
+SYNC_CALLEE = lazy_re(r"barrier|^__sync(threads|warp)$|(^|_)sync(_|$)|^__threadfence")
+SYNC_SUBJECT = lazy_re(r"\b(sync\w*|synchroni[sz]\w*|barriers?|races?|fences?|deadlocks?|hangs?)\b", re.IGNORECASE)
+
+
+def _callee(call) -> str:
+    """`end_sync<ngpus, true>(…)` → `end_sync`; `ns::f(…)`, `obj.f(…)` → `f`."""
+    return re.sub(r"<.*$", "", cpp.text_of(call.child_by_field_name("function"))).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
+
+
+def _barrier_counts(tree) -> dict[str, Counter]:
+    """Per function name, how many times it synchronises through each barrier: directly, or by calling a
+    function of the same file that calls that barrier."""
+    direct: dict[str, Counter] = {}
+    calls: dict[str, list[str]] = {}
+    for call in cpp.nodes_of_type(tree, "call_expression"):
+        func = cpp.enclosing_function(call)
+        name = cpp.function_name(func) if func is not None else ""
+        if not name:
+            continue
+        callee = _callee(call)
+        calls.setdefault(name, []).append(callee)
+        if SYNC_CALLEE.search(callee):
+            direct.setdefault(name, Counter())[callee] += 1
+    counts: dict[str, Counter] = {}
+    for name, callees in calls.items():
+        counter = Counter(direct.get(name, Counter()))
+        for callee in callees:
+            if callee != name and callee in direct and not SYNC_CALLEE.search(callee):
+                counter.update(direct[callee])  # a helper that waits is the wait
+        counts[name] = counter
+    return counts
+
+
+def _head_line(f, base_line: int, callee: str) -> int:
+    """Where a removed base line sits in the head file: the added line of its hunk that still names the
+    callee (the call commented out), else the same offset into the hunk's head side."""
+    for base_start, base_length, head_start, head_length in f.hunks:
+        if base_start <= base_line < base_start + max(base_length, 1):
+            naming = [n for n, text in f.added if head_start <= n < head_start + head_length and callee in text]
+            return naming[0] if naming else head_start + min(base_line - base_start, max(head_length - 1, 0))
+    return base_line
+
+
+@detector("removed-guard")
+def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
+    if SYNC_SUBJECT.search(f"{review.pr.title}\n{review.pr.body or ''}"):
+        return  # the PR is about synchronisation: the removal is its subject, argued there
+    for f in review.changed("cpp", include_tests=False):
+        if f.is_new or not f.removed:
+            continue
+        removed = {n for n, _ in f.removed}
+        base_text, head_text = review.base_text(f), review.source.text(f.path)
+        if base_text is None or head_text is None:
+            continue
+        try:
+            base_tree, head_tree = cpp.parse(base_text), cpp.parse(head_text)
+        except Unparsable:
+            continue
+        base_counts, head_counts = _barrier_counts(base_tree), _barrier_counts(head_tree)
+        reported: set[tuple[str, str]] = set()
+        for call in cpp.nodes_of_type(base_tree, "call_expression"):
+            line, callee = cpp.line_of(call), _callee(call)
+            if line not in removed or not SYNC_CALLEE.search(callee):
+                continue
+            func = cpp.enclosing_function(call)
+            name = cpp.function_name(func) if func is not None else ""
+            if not name or name not in head_counts or (name, callee) in reported:
+                continue  # the function is gone or renamed: not a barrier dropped from a kernel that stays
+            if head_counts[name][callee] >= base_counts[name][callee]:
+                continue  # still called as often: moved within the function, or re-spelled
+            keepers = sorted(other for other, counter in head_counts.items() if other != name and counter[callee])
+            if not keepers:
+                continue  # no function of the file keeps it: the file changed its scheme, not one kernel
+            reported.add((name, callee))
+            head_line = _head_line(f, line, callee)
+            listed = ", ".join(f"`{k}`" for k in keepers[:4]) + (f" and {len(keepers) - 4} more" if len(keepers) > 4 else "")
+            yield Finding(
+                rule="removed-guard", path=f.path, line=head_line, severity="medium",
+                problem=(f"`{name}` no longer calls `{callee}` (base line {line}: `{cpp.text_of(call)}`), while "
+                         f"{listed} in this file still call it; nothing in the PR's title or description is about "
+                         "synchronisation."),
+                impact=("Without the barrier, threads or ranks that finish first move on while others still read "
+                        "or write the shared buffer: a race whose result is wrong output (NaN, stale values) only "
+                        "under load or on another arch, and never a failure in a unit test."),
+                action=(f"Author must restore `{callee}` in `{name}`, or state in the PR why this kernel alone no "
+                        "longer needs it (what orders its reads and writes now)."),
+                tag="inferred",
+                evidence=[Evidence(f.path, line, cpp.text_of(call), side="base"),
+                          Evidence(f.path, head_line, f"`{name}` without `{callee}`")],
+            )
