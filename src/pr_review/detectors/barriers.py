@@ -27,11 +27,6 @@ SYNC_CALLEE = lazy_re(r"barrier|^__sync(threads|warp)$|(^|_)sync(_|$)|^__threadf
 SYNC_SUBJECT = lazy_re(r"\b(sync\w*|synchroni[sz]\w*|barriers?|races?|fences?|deadlocks?|hangs?)\b", re.IGNORECASE)
 
 
-def _callee(call) -> str:
-    """`end_sync<ngpus, true>(…)` → `end_sync`; `ns::f(…)`, `obj.f(…)` → `f`."""
-    return re.sub(r"<.*$", "", cpp.text_of(call.child_by_field_name("function"))).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
-
-
 def _barrier_counts(tree) -> dict[str, Counter]:
     """Per function name, how many times it synchronises through each barrier: directly, or by calling a
     function of the same file that calls that barrier."""
@@ -42,7 +37,7 @@ def _barrier_counts(tree) -> dict[str, Counter]:
         name = cpp.function_name(func) if func is not None else ""
         if not name:
             continue
-        callee = _callee(call)
+        callee = cpp.callee_name(call)
         calls.setdefault(name, []).append(callee)
         if SYNC_CALLEE.search(callee):
             direct.setdefault(name, Counter())[callee] += 1
@@ -84,7 +79,7 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
         base_counts, head_counts = _barrier_counts(base_tree), _barrier_counts(head_tree)
         reported: set[tuple[str, str]] = set()
         for call in cpp.nodes_of_type(base_tree, "call_expression"):
-            line, callee = cpp.line_of(call), _callee(call)
+            line, callee = cpp.line_of(call), cpp.callee_name(call)
             if line not in removed or not SYNC_CALLEE.search(callee):
                 continue
             func = cpp.enclosing_function(call)

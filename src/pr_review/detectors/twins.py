@@ -687,14 +687,10 @@ def _cpp_marks(tree, lines: list[str], helpers: frozenset[str] = frozenset()) ->
         if wide:
             add(i, WIDENING_KIND, wide)
     for call in cpp.nodes_of_type(tree, "call_expression"):
-        name = _cpp_callee(call)
+        name = cpp.callee_name(call)
         if BARRIER_CALL.search(name) or name in helpers:
             add(cpp.line_of(call), BARRIER_KIND)
     return marks
-
-
-def _cpp_callee(call) -> str:
-    return re.sub(r"<.*$", "", cpp.text_of(call.child_by_field_name("function"))).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
 
 
 def _cpp_barrier_helpers(texts: list[str]) -> frozenset[str]:
@@ -703,7 +699,7 @@ def _cpp_barrier_helpers(texts: list[str]) -> frozenset[str]:
     out = set()
     for text in texts:
         for call in cpp.nodes_of_type(cpp.parse(text), "call_expression"):
-            if BARRIER_CALL.search(_cpp_callee(call)):
+            if BARRIER_CALL.search(cpp.callee_name(call)):
                 func = cpp.enclosing_function(call)
                 if func is not None and cpp.function_name(func):
                     out.add(cpp.function_name(func).rsplit("::", 1)[-1])

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bisect
+import re
 from functools import lru_cache
 from typing import Iterator
 
@@ -94,6 +95,11 @@ def function_spans(tree: Tree) -> list[tuple[int, int, str]]:
 
 def text_of(node: Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text else ""
+
+
+def callee_name(call: Node) -> str:
+    """The called name of a call_expression: `end_sync<n, true>(…)` → `end_sync`; `ns::f(…)`, `obj.f(…)` → `f`."""
+    return re.sub(r"<.*$", "", text_of(call.child_by_field_name("function"))).rsplit("::", 1)[-1].rsplit(".", 1)[-1]
 
 
 def line_of(node: Node) -> int:
