@@ -24,6 +24,9 @@ from . import detector
 from .base import ReviewInput
 
 SYNC_CALLEE = lazy_re(r"barrier|^__sync(threads|warp)$|(^|_)sync(_|$)|^__threadfence")
+# warp data exchange (`__shfl_sync`, `__ballot_sync`, `warp_shfl_sync`) names a mask of lanes, not a barrier
+WARP_EXCHANGE = lazy_re(r"shfl|ballot|vote|match|(any|all)_sync|reduce")
+SMALL_EDIT = 4  # other code lines of the function the PR may touch for it to count as left alone
 SYNC_SUBJECT = lazy_re(r"\b(sync\w*|synchroni[sz]\w*|barriers?|races?|fences?|deadlocks?|hangs?)\b", re.IGNORECASE)
 
 
@@ -49,6 +52,26 @@ def _barrier_counts(tree) -> dict[str, Counter]:
                 counter.update(direct[callee])  # a helper that waits is the wait
         counts[name] = counter
     return counts
+
+
+def _changed_code_lines(lines: Iterable[tuple[int, str]], first: int, last: int) -> list[tuple[int, str]]:
+    """The changed lines between `first` and `last` that hold code: not blank, not only a comment or braces."""
+    return [(n, text) for n, text in lines if first <= n <= last and text.strip().strip("{};")
+            and not text.strip().startswith(("//", "/*", "*"))]
+
+
+def _left_alone_or_commented(f, base_func, head_funcs, barrier_line: int, callee: str) -> bool:
+    """The function around the barrier is otherwise unchanged (a kernel rewrite that waits differently is a
+    design a reader cannot check from here), or the PR left the barrier in as a comment: switched off."""
+    removed = [x for x in _changed_code_lines(f.removed, base_func.start_point[0] + 1, base_func.end_point[0] + 1)
+               if x[0] != barrier_line]
+    added_code, added_comments = [], []
+    for func in head_funcs:
+        first, last = func.start_point[0] + 1, func.end_point[0] + 1
+        added_code += _changed_code_lines(f.added, first, last)
+        added_comments += [text for n, text in f.added if first <= n <= last  # the call itself, commented out
+                           and text.strip().startswith(("//", "/*", "*")) and re.search(rf"\b{re.escape(callee)}\s*[<(]", text)]
+    return bool(added_comments) or len(removed) + len(added_code) <= SMALL_EDIT
 
 
 def _head_line(f, base_line: int, callee: str) -> int:
@@ -77,10 +100,13 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
         except Unparsable:
             continue
         base_counts, head_counts = _barrier_counts(base_tree), _barrier_counts(head_tree)
+        head_functions: dict[str, list] = {}
+        for func in cpp.nodes_of_type(head_tree, "function_definition"):
+            head_functions.setdefault(cpp.function_name(func), []).append(func)
         reported: set[tuple[str, str]] = set()
         for call in cpp.nodes_of_type(base_tree, "call_expression"):
             line, callee = cpp.line_of(call), cpp.callee_name(call)
-            if line not in removed or not SYNC_CALLEE.search(callee):
+            if line not in removed or not SYNC_CALLEE.search(callee) or WARP_EXCHANGE.search(callee):
                 continue
             func = cpp.enclosing_function(call)
             name = cpp.function_name(func) if func is not None else ""
@@ -88,6 +114,8 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the function is gone or renamed: not a barrier dropped from a kernel that stays
             if head_counts[name][callee] >= base_counts[name][callee]:
                 continue  # still called as often: moved within the function, or re-spelled
+            if not _left_alone_or_commented(f, func, head_functions.get(name, []), line, callee):
+                continue  # the kernel was rewritten around it: how it orders its memory now is its design
             keepers = sorted(other for other, counter in head_counts.items() if other != name and counter[callee])
             if not keepers:
                 continue  # no function of the file keeps it: the file changed its scheme, not one kernel
