@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 from ..evidence._util import short
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, walk
+from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, imported_module_path, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -203,21 +203,6 @@ def _is_stub(func: ast.FunctionDef) -> bool:
     return all(isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant) for b in func.body)
 
 
-def _callee_def(review: ReviewInput, tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    """The definition of a function this module imports from a module of the repository (one hop)."""
-    for node in tree.body:
-        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            for alias in node.names:
-                if (alias.asname or alias.name) != name:
-                    continue
-                module = node.module.replace(".", "/")
-                for path in (module + ".py", module + "/__init__.py"):
-                    other = review.source.python(path) if review.source.exists(path) else None
-                    if other is not None:
-                        return next((d for d in other.body if isinstance(d, ast.FunctionDef) and d.name == alias.name), None)
-    return None
-
-
 def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool | None:
     """Whether the C++ definition of a compiled op (under csrc/) reads the strides of its parameter at `index`
     (`out.stride(0)`, `input.strides()`); None when no definition is in the tree."""
@@ -229,12 +214,7 @@ def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool | No
         for func in cpp.nodes_of_type(tree, "function_definition"):
             if cpp.function_name(func).rsplit("::", 1)[-1] != op:
                 continue
-            declarator = func.child_by_field_name("declarator")
-            while declarator is not None and declarator.type != "function_declarator":
-                declarator = declarator.child_by_field_name("declarator")
-            params = declarator.child_by_field_name("parameters") if declarator is not None else None
-            names = [cpp.text_of(n).lstrip("&* ").strip() for p in (params.named_children if params is not None else [])
-                     for n in [p.child_by_field_name("declarator")] if n is not None]
+            names = list(_cpp_params(func))
             if index >= len(names):
                 continue
             found = True
@@ -243,14 +223,12 @@ def _native_reads_strides(review: ReviewInput, op: str, index: int) -> bool | No
     return False if found else None
 
 
-def _callee_verdict(review: ReviewInput, tree: ast.Module, call: ast.Call, arg_text: str) -> str:
+def _callee_verdict(review: ReviewInput, path: str, tree: ast.Module, call: ast.Call, arg_text: str) -> str:
     """What the op does with the view, read from its definition (the op's family, not the hunk): "handles"
     (it passes the strides on, reads them, or densifies), "dense" (its definition is in the tree and does
     none of that) or "unknown" (no definition in the tree: an op of another repository, as aiter's ops are
     to ATOM, proves nothing either way)."""
-    callee = _callee_def(review, tree, dotted_name(call.func))
-    if callee is None:
-        callee = next((d for d in tree.body if isinstance(d, ast.FunctionDef) and d.name == dotted_name(call.func)), None)
+    callee = _imported_def(review, path, tree, dotted_name(call.func))
     if callee is None or _is_stub(callee):
         position = next((i for i, a in enumerate(call.args) if ast.unparse(a)[:40] == arg_text), None)
         op = dotted_name(call.func).rsplit(".", 1)[-1]
@@ -297,12 +275,7 @@ def _imported_def(review: ReviewInput, path: str, tree: ast.Module, name: str) -
         alias = next((a for a in node.names if (a.asname or a.name) == name), None)
         if alias is None:
             continue
-        parts = path.split("/")[:-1]
-        if node.level:
-            parts = parts[:len(parts) - (node.level - 1)] if node.level > 1 else parts
-            module = "/".join(parts + ([node.module.replace(".", "/")] if node.module else []))
-        else:
-            module = (node.module or "").replace(".", "/")
+        module = imported_module_path(path, node)
         for candidate in (module + ".py", module + "/__init__.py"):
             other = review.source.python(candidate) if review.source.exists(candidate) else None
             if other is not None:
@@ -593,7 +566,7 @@ def contiguity_unchecked(review: ReviewInput) -> Iterable[Finding]:
                     for c, n, _, h in _hits(base, set(range(1, len(review.source.lines(f.old_path or f.path, "base")) + 1)))}
             if (op, name, how) in before:
                 continue  # the same view reached the same op before the PR (the call moved or gained an argument)
-            if _callee_verdict(review, tree, call, name) != "dense":
+            if _callee_verdict(review, f.path, tree, call, name) != "dense":
                 continue  # the op passes the strides on or densifies, or its definition is not in the tree
             yield Finding(
                 rule="contiguity-unchecked", path=f.path, line=call.lineno,
