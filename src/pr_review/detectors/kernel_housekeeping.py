@@ -11,7 +11,7 @@ import re
 from typing import Iterable
 
 from ..git.diff import ChangedFile
-from ..lang import cpp
+from ..lang import Unparsable, cpp
 from ..lang.index import index_of
 from ..lang.python import DEVICE_DECORATORS, decorated_with
 from ..lang.triton import kernels
@@ -208,8 +208,7 @@ def _private(path: str) -> bool:
     return any(part.startswith("_") for part in path.split("/")[:-1])
 
 
-COMPILE_OPS = re.compile(r"^@\S*compile_ops\b|^\s*@torch\.library\.custom_op\b", re.MULTILINE)
-TENSOR_PARAM = re.compile(r"\b(?:torch::|at::)?Tensor\s*&?\s*\w+\s*[,)]")
+OP_DECORATORS = ("compile_ops", "custom_op")  # aiter's @compile_ops, @torch.library.custom_op
 
 
 def _entry_point(review: ReviewInput, f: ChangedFile) -> bool:
@@ -217,13 +216,21 @@ def _entry_point(review: ReviewInput, f: ChangedFile) -> bool:
     kernel or a host function taking tensors (C++). A model file of classes is not an op variant."""
     if _kernel_names(review, f):
         return True
-    text = review.source.text(f.path) or ""
     if f.language == "cpp":
-        return bool(TENSOR_PARAM.search(text))
-    if COMPILE_OPS.search(text):
-        return True
+        text = review.source.text(f.path)
+        if text is None:
+            return False
+        try:
+            tree = cpp.parse(text)
+        except Unparsable:
+            return False
+        return any(cpp.text_of(param.child_by_field_name("type")).rsplit("::", 1)[-1] == "Tensor"
+                   for func in cpp.nodes_of_type(tree, "function_definition")
+                   for param in cpp.walk(func.child_by_field_name("declarator") or func)
+                   if param.type in ("parameter_declaration", "optional_parameter_declaration"))
     tree = review.source.python(f.path)
-    return tree is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and not n.name.startswith("_")
+    return tree is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                    and (not n.name.startswith("_") or decorated_with(n, OP_DECORATORS))
                                     for n in tree.body)
 
 
