@@ -941,6 +941,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     defaulted parameter of a library is otherwise an opt-in for downstream callers (ATOM, vLLM): read on
     600+600 merged PRs, "no caller in the tree passes it" was that opt-in far more often than a dead fix."""
     fix = bool(FIX_TITLE.search(review.pr.title or ""))
+    candidates: list[tuple[ChangedFile, _Sig, str, str, list[tuple[ast.arg, ast.AST]]]] = []
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
     dropped_findings: list[Finding] = []
     for f, tree in review.python_files(include_tests=False):
@@ -983,21 +984,31 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue  # `eps=1e-5` → `epsilon=1e-5`: the same parameter under a new name, not a new one
                 if _consumed_by_decorator(review, func, cls, arg.arg):
                     continue  # ATOM 6c402484c8: a plugin-mode class decorator swaps in an `__init__` that takes it
-                lost = _value_dropped(review, f.path, func, arg.arg)
-                if lost:
-                    dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
-                    continue
-                if not fix or _opt_in_param(source, arg.arg):
-                    continue  # documented as opt-in, or no fix announced: an opt-in for downstream callers
-                if not _title_names(review.pr.title or "", arg.arg):
-                    continue  # the fix the title announces is not this parameter: a knob beside it
-                if _automatic_default(func, arg.arg, default):
-                    continue  # the function chooses the value itself: callers need not pass it
-                if _lifts_removed_value(f, arg.arg, default):
-                    continue  # a value the PR hard-coded before, now a parameter that keeps it: an escape hatch
-                new.append((arg, ast.unparse(default)))
+                new.append((arg, default))
             if new:
-                wanted.append((f, sig, callee, new))
+                candidates.append((f, sig, callee, source, new))
+    # the functions the new values are handed to are looked up with one search of the tree for all of them
+    review.source.prefetch_grep([_def_pattern(target[0]) for f, sig, _, _, new in candidates for arg, _ in new
+                                 for target in _keyword_targets(sig.func, arg.arg) or () if target[0]],
+                                "head", ("*.py",))
+    for f, sig, callee, source, new in candidates:
+        func, kept = sig.func, []
+        for arg, default in new:
+            lost = _value_dropped(review, f.path, func, arg.arg)
+            if lost:
+                dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
+                continue
+            if not fix or _opt_in_param(source, arg.arg):
+                continue  # documented as opt-in, or no fix announced: an opt-in for downstream callers
+            if not _title_names(review.pr.title or "", arg.arg):
+                continue  # the fix the title announces is not this parameter: a knob beside it
+            if _automatic_default(func, arg.arg, default):
+                continue  # the function chooses the value itself: callers need not pass it
+            if _lifts_removed_value(f, arg.arg, default):
+                continue  # a value the PR hard-coded before, now a parameter that keeps it: an escape hatch
+            kept.append((arg, ast.unparse(default)))
+        if kept:
+            wanted.append((f, sig, callee, kept))
     yield from dropped_findings
     if not wanted:
         return
@@ -1086,6 +1097,19 @@ def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tup
             break
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _assigns(stmt, name):
             return stmt.lineno, f"the body overwrites `{name}` before reading it: `{ast.unparse(stmt)[:80]}`"
+    targets = _keyword_targets(func, name)
+    if not targets:
+        return None
+    for callee, param, line in targets:
+        if not callee or not _unread_in_tree(review, path, callee, param):
+            return None
+    callee, param, line = sorted(targets, key=lambda t: t[2])[0]
+    return line, f"it is only passed on as `{callee}({param}=...)`, and `{callee}` never reads `{param}`"
+
+
+def _keyword_targets(func: Func, name: str) -> set[tuple[str, str, int]] | None:
+    """Where every read of the parameter goes when each hands it on as a keyword, `callee(kw=name)`:
+    (callee, keyword, line); None when it is never read or some read uses the value itself."""
     uses = [n for n in walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
     if not uses:
         return None
@@ -1097,16 +1121,16 @@ def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tup
             targets.add((dotted_name(parents[parent].func).rsplit(".", 1)[-1], parent.arg, parents[parent].lineno))
         else:
             return None  # read for itself somewhere: used
-    for callee, param, line in targets:
-        if not callee or not _unread_in_tree(review, path, callee, param):
-            return None
-    callee, param, line = sorted(targets, key=lambda t: t[2])[0]
-    return line, f"it is only passed on as `{callee}({param}=...)`, and `{callee}` never reads `{param}`"
+    return targets
+
+
+def _def_pattern(callee: str) -> str:
+    return rf"^\s*(async\s+)?def {re.escape(callee)}\s*\("
 
 
 def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> bool:
     """`callee` has exactly one definition in the head tree, it accepts `param`, and its body never reads it."""
-    hits = review.source.grep(rf"^\s*(async\s+)?def {re.escape(callee)}\s*\(", "head", ("*.py",))
+    hits = review.source.grep(_def_pattern(callee), "head", ("*.py",))
     if len(hits) != 1:
         return False
     tree = review.source.python(hits[0][0])
