@@ -1,11 +1,24 @@
 """Shared test helpers: throw-away git repositories built from base/head file trees."""
 from __future__ import annotations
 
+import gc
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+
+@pytest.fixture(autouse=True)
+def _cycle_collector_handed_back():
+    """`pr-review review` turns the cycle collector off and freezes the heap for the rest of its process
+    (one process, one review). A test that runs the CLI in-process hands the collector back; otherwise
+    every later test's cyclic garbage stays, and the suite once peaked at 5 GB."""
+    yield
+    if not gc.isenabled() or gc.get_freeze_count():
+        gc.unfreeze()
+        gc.enable()
+
 
 GIT_ID = ["-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "commit.gpgsign=false",
           "-c", "init.defaultBranch=main"]
