@@ -54,24 +54,24 @@ def _barrier_counts(tree) -> dict[str, Counter]:
     return counts
 
 
-def _changed_code_lines(lines: Iterable[tuple[int, str]], first: int, last: int) -> list[tuple[int, str]]:
-    """The changed lines between `first` and `last` that hold code: not blank, not only a comment or braces."""
-    return [(n, text) for n, text in lines if first <= n <= last and text.strip().strip("{};")
-            and not text.strip().startswith(("//", "/*", "*"))]
-
-
-def _left_alone_or_commented(f, base_func, head_funcs, barrier_line: int, callee: str) -> bool:
+def _left_alone_or_commented(review: ReviewInput, f, base_func, head_funcs, barrier_line: int, callee: str) -> bool:
     """The function around the barrier is otherwise unchanged (a kernel rewrite that waits differently is a
-    design a reader cannot check from here), or the PR left the barrier in as a comment: switched off."""
-    removed = [x for x in _changed_code_lines(f.removed, base_func.start_point[0] + 1, base_func.end_point[0] + 1)
-               if x[0] != barrier_line]
-    added_code, added_comments = [], []
+    design a reader cannot check from here), or the PR left the barrier in as a comment: switched off.
+    Changed code lines are triage's (comments and blank lines out), braces-only lines not counted."""
+    code = review.code.get(f.path)
+    removed, added = (code.removed, code.added) if code else (f.removed, f.added)
+
+    def counted(lines, first: int, last: int, skip: int = 0) -> int:
+        return sum(1 for n, text in lines if first <= n <= last and n != skip and text.strip().strip("{};"))
+
+    edits = counted(removed, base_func.start_point[0] + 1, base_func.end_point[0] + 1, skip=barrier_line)
     for func in head_funcs:
         first, last = func.start_point[0] + 1, func.end_point[0] + 1
-        added_code += _changed_code_lines(f.added, first, last)
-        added_comments += [text for n, text in f.added if first <= n <= last  # the call itself, commented out
-                           and text.strip().startswith(("//", "/*", "*")) and re.search(rf"\b{re.escape(callee)}\s*[<(]", text)]
-    return bool(added_comments) or len(removed) + len(added_code) <= SMALL_EDIT
+        edits += counted(added, first, last)
+        if any(first <= n <= last and text.strip().startswith(("//", "/*", "*"))  # the call itself, commented out
+               and re.search(rf"\b{re.escape(callee)}\s*[<(]", text) for n, text in f.added):
+            return True
+    return edits <= SMALL_EDIT
 
 
 def _head_line(f, base_line: int, callee: str) -> int:
@@ -114,7 +114,7 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the function is gone or renamed: not a barrier dropped from a kernel that stays
             if head_counts[name][callee] >= base_counts[name][callee]:
                 continue  # still called as often: moved within the function, or re-spelled
-            if not _left_alone_or_commented(f, func, head_functions.get(name, []), line, callee):
+            if not _left_alone_or_commented(review, f, func, head_functions.get(name, []), line, callee):
                 continue  # the kernel was rewritten around it: how it orders its memory now is its design
             keepers = sorted(other for other, counter in head_counts.items() if other != name and counter[callee])
             if not keepers:
