@@ -941,7 +941,8 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     defaulted parameter of a library is otherwise an opt-in for downstream callers (ATOM, vLLM): read on
     600+600 merged PRs, "no caller in the tree passes it" was that opt-in far more often than a dead fix."""
     fix = bool(FIX_TITLE.search(review.pr.title or ""))
-    candidates: list[tuple[ChangedFile, _Sig, str, str, list[tuple[ast.arg, ast.AST]]]] = []
+    # per changed signature: its new defaulted parameters, each with where its reads go (_keyword_targets)
+    candidates: list[tuple[ChangedFile, _Sig, str, str, list[tuple[ast.arg, ast.AST, set | None]]]] = []
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
     dropped_findings: list[Finding] = []
     for f, tree in review.python_files(include_tests=False):
@@ -984,17 +985,16 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                     continue  # `eps=1e-5` → `epsilon=1e-5`: the same parameter under a new name, not a new one
                 if _consumed_by_decorator(review, func, cls, arg.arg):
                     continue  # ATOM 6c402484c8: a plugin-mode class decorator swaps in an `__init__` that takes it
-                new.append((arg, default))
+                new.append((arg, default, _keyword_targets(func, arg.arg)))
             if new:
                 candidates.append((f, sig, callee, source, new))
     # the functions the new values are handed to are looked up with one search of the tree for all of them
-    review.source.prefetch_grep([_def_pattern(target[0]) for f, sig, _, _, new in candidates for arg, _ in new
-                                 for target in _keyword_targets(sig.func, arg.arg) or () if target[0]],
-                                "head", ("*.py",))
+    review.source.prefetch_grep([_def_pattern(target[0]) for *_, new in candidates for _, _, targets in new
+                                 for target in targets or () if target[0]], "head", ("*.py",))
     for f, sig, callee, source, new in candidates:
         func, kept = sig.func, []
-        for arg, default in new:
-            lost = _value_dropped(review, f.path, func, arg.arg)
+        for arg, default, targets in new:
+            lost = _value_dropped(review, f.path, func, arg.arg, targets)
             if lost:
                 dropped_findings.append(_dropped_finding(f, sig, arg, ast.unparse(default), lost))
                 continue
@@ -1087,7 +1087,8 @@ def _dropped_finding(f: ChangedFile, sig: _Sig, arg: ast.arg, default: str, lost
     )
 
 
-def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tuple[int, str] | None:
+def _value_dropped(review: ReviewInput, path: str, func: Func, name: str,
+                   targets: set[tuple[str, str, int]] | None) -> tuple[int, str] | None:
     """Where the parameter's value demonstrably goes nowhere: a top-level statement of the body rebinds it
     before anything reads it (`USE_EXP2 = True`), or every read of it hands it to a function of the tree
     whose matching parameter is never read (a threaded `static_scale` the callee ignores)."""
@@ -1097,7 +1098,6 @@ def _value_dropped(review: ReviewInput, path: str, func: Func, name: str) -> tup
             break
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and _assigns(stmt, name):
             return stmt.lineno, f"the body overwrites `{name}` before reading it: `{ast.unparse(stmt)[:80]}`"
-    targets = _keyword_targets(func, name)
     if not targets:
         return None
     for callee, param, line in targets:
