@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
-    DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, decorator_name, dotted_name, innermost_function,
+    DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, decorated_with, decorator_name, dotted_name, innermost_function,
     qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
@@ -154,7 +154,7 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     if _sibling_protocol(review, cls, func, param):
         return True
     bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
-    bases = [b for b in bases if b and b not in ("object", "ABC", "Generic", "Protocol")]
+    bases = [b for b in bases if b and b not in MARKER_BASES]
     if not bases:
         return False
     # the files that define a base class (one grep), not every file defining a method of this name: a
@@ -217,8 +217,8 @@ def _patched_at_run_time(review: ReviewInput, cls: ast.ClassDef, func: Func) -> 
     return bool(review.source.grep(pattern, "head", ("*.py",), files_only=True))
 
 
-MODULE_BASES = {"Module", "nn.Module", "object", "ABC", "Generic", "Protocol", "Enum", "IntEnum", "NamedTuple",
-                "dataclass", "Exception", "ValueError", "RuntimeError", "dict", "list", "tuple", "str", "int"}
+MODULE_BASES = MARKER_BASES | {"Module", "nn.Module", "Enum", "IntEnum", "NamedTuple", "dataclass", "Exception",
+                               "ValueError", "RuntimeError", "dict", "list", "tuple", "str", "int"}
 
 
 @dataclass

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import dotted_name, imported_module_path, walk
+from ..lang.python import MARKER_BASES, dotted_name, imported_module_path, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 
-ATTRIBUTE_FREE_BASES = {"object", "ABC", "Generic", "Protocol"}  # bind no instance attribute
 HARMLESS_DECORATORS = {"dataclass", "dataclasses.dataclass", "total_ordering", "functools.total_ordering", "final"}
 DYNAMIC_ACCESS = {"__getattr__", "__getattribute__", "__setattr__"}
 MAX_BASE_DEPTH = 8
@@ -94,7 +93,7 @@ def _bound_in_family(review: ReviewInput, at: ClassAt, depth: int = 0) -> set[st
         return None
     for base in at.node.bases:
         name = dotted_name(base.value if isinstance(base, ast.Subscript) else base)
-        if name.rsplit(".", 1)[-1] in ATTRIBUTE_FREE_BASES:
+        if name.rsplit(".", 1)[-1] in MARKER_BASES:
             continue
         parent = _resolve_base(review, at, name)
         inherited = _bound_in_family(review, parent, depth + 1) if parent is not None else None

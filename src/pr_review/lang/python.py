@@ -108,6 +108,10 @@ def dotted_name(node: ast.AST) -> str:
     return ""
 
 
+# Bases that give a class no behaviour or instance attribute of their own: a class with only these is its own whole
+MARKER_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+
+
 def imported_module_path(path: str, node: ast.ImportFrom) -> str:
     """The repository path, without `.py`, of the module a `from … import` in the file at `path` names;
     a relative import is resolved against the file's package. The module is `<it>.py` or `<it>/__init__.py`."""
