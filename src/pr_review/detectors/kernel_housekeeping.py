@@ -13,7 +13,7 @@ from typing import Iterable
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
 from ..lang.index import index_of
-from ..lang.python import DEVICE_DECORATORS, decorated_with
+from ..lang.python import DEVICE_DECORATORS, decorated_with, imported_module_path
 from ..lang.triton import kernels
 from ..model import Finding
 from . import detector
@@ -122,12 +122,10 @@ def _dotted(path: str) -> str:
 
 def _imported_modules(tree: ast.Module, path: str) -> set[str]:
     """Dotted modules a file imports, `from p import a` giving both `p` and `p.a` (a may be a module)."""
-    package = _dotted(path).split(".") if path.endswith("__init__.py") else _dotted(path).split(".")[:-1]
     index = index_of(tree)
     out: set[str] = {a.name for node in index.of_type(ast.Import) for a in node.names}
     for node in index.of_type(ast.ImportFrom):
-        base = package[: len(package) - node.level + 1] if node.level else []
-        module = ".".join(base + ([node.module] if node.module else []))
+        module = imported_module_path(path, node).replace("/", ".")
         out.add(module)
         out.update(f"{module}.{a.name}" if module else a.name for a in node.names)
     return out
