@@ -167,3 +167,11 @@ def test_cli_streams_neutralise_warnings_and_tracebacks():
     assert "printed" in result.stdout and "split across writes" in result.stdout
     assert "in a traceback" in result.stderr and "file.py" in result.stderr
     assert runner_commands(result.stdout) == [] and runner_commands(result.stderr) == []
+
+
+def test_quoted_code_is_one_line_so_it_cannot_start_a_workflow_command():
+    """C++ allows a line to start with `::` (a global name); a finding quotes PR code on one line, cut short."""
+    from pr_review.lang import one_line
+
+    quoted = one_line("end_sync<ngpus, true>(sg,\n::warning file=x::owned, rank)", 40)
+    assert "\n" not in quoted and not quoted.startswith("::") and len(quoted) == 40 and quoted.endswith("…")

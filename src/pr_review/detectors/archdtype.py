@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
-from ..lang import cpp
+from ..lang import cpp, one_line
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines, walk
 from ..lang.regex import lazy_re
@@ -33,8 +33,7 @@ FLAVOUR_NAME = lazy_re(r"fnuz|e4m3|e5m2|ocp|(^|_)mx(fp\d+)?(_|$)|mxfp|gfx\d", re
 
 
 def _short(text: str, limit: int = 100) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _norm(text: str) -> str:

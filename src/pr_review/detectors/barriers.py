@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from typing import Iterable
 
-from ..lang import Unparsable, cpp
+from ..lang import Unparsable, cpp, one_line
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
@@ -124,7 +124,7 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
             listed = ", ".join(f"`{k}`" for k in keepers[:4]) + (f" and {len(keepers) - 4} more" if len(keepers) > 4 else "")
             yield Finding(
                 rule="removed-guard", path=f.path, line=head_line, severity="medium",
-                problem=(f"`{name}` no longer calls `{callee}` (base line {line}: `{cpp.text_of(call)}`), while "
+                problem=(f"`{name}` no longer calls `{callee}` (base line {line}: `{one_line(cpp.text_of(call), 100)}`), while "
                          f"{listed} in this file still call it; nothing in the PR's title or description is about "
                          "synchronisation."),
                 impact=("Without the barrier, threads or ranks that finish first move on while others still read "
@@ -133,6 +133,6 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
                 action=(f"Author must restore `{callee}` in `{name}`, or state in the PR why this kernel alone no "
                         "longer needs it (what orders its reads and writes now)."),
                 tag="inferred",
-                evidence=[Evidence(f.path, line, cpp.text_of(call), side="base"),
+                evidence=[Evidence(f.path, line, one_line(cpp.text_of(call), 100), side="base"),
                           Evidence(f.path, head_line, f"`{name}` without `{callee}`")],
             )

@@ -11,6 +11,7 @@ import ast
 import re
 from typing import Iterable, Iterator
 
+from ..lang import one_line
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines, walk
 from ..model import Evidence, Finding
@@ -19,8 +20,7 @@ from .base import ReviewInput
 
 
 def _short(node: ast.AST, limit: int = 90) -> str:
-    text = re.sub(r"\s+", " ", ast.unparse(node))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(ast.unparse(node), limit)
 
 
 def _touched(node: ast.AST, added: set[int]) -> bool:

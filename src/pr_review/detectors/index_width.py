@@ -24,7 +24,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
-from ..lang import cpp
+from ..lang import cpp, one_line
 from ..lang.index import index_of
 from ..lang.python import children, decorated_with, dotted_name, walk
 from ..lang.triton import Kernel, argument, keyword, tl_call
@@ -308,8 +308,7 @@ def _widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
 
 
 def _short(text: str, limit: int = 100) -> str:
-    text = re.sub(r"\s+", " ", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _leading_strides(review: ReviewInput, kernel_name: str) -> tuple[set[str], set[str]]:

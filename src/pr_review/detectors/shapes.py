@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Iterator
 
+from ..lang import one_line
 from ..lang.index import index_of
 from ..lang.python import dotted_name, walk
 from ..model import Finding
@@ -550,5 +551,4 @@ def magic_constant(review: ReviewInput) -> Iterable[Finding]:
 
 
 def _short(text: str, limit: int = 90) -> str:
-    text = re.sub(r"\s+", " ", text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
+from ..lang import one_line
 from ..lang.index import index_of
 from ..lang.python import dotted_name, imported_module_path, node_lines, walk
 from ..lang.triton import (
@@ -32,8 +33,7 @@ CONFIG_DIR = re.compile(r"(^|/)configs?/")
 
 
 def _short(node: ast.AST, limit: int = 90) -> str:
-    text = re.sub(r"\s+", " ", ast.unparse(node))
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(ast.unparse(node), limit)
 
 
 def _touched(node: ast.AST, added: set[int]) -> bool:

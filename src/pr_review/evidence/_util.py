@@ -5,6 +5,7 @@ import ast
 import re
 
 from ..git.diff import ChangedFile
+from ..lang import one_line
 from ..source import Side, Source
 
 TEST_BASENAME = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
@@ -86,5 +87,4 @@ def _base_name(node: ast.AST) -> str:
 
 
 def short(text: str, limit: int = 110) -> str:
-    text = re.sub(r"\s+", " ", text).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)

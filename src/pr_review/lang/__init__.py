@@ -5,3 +5,10 @@ only itself."""
 
 class Unparsable(Exception):
     """A file's text that a parser refused or could not finish; the message says why."""
+
+
+def one_line(text: str, limit: int) -> str:
+    """PR code quoted in a finding: on one line (its whitespace runs made one space, so no quoted line can
+    start a workflow command of its own) and cut to `limit` characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
