@@ -8,6 +8,7 @@ from pr_review.git import CatFile, Repo
 from pr_review.model import Finding, PRInfo, Report
 from pr_review.pipeline import ReviewRequest, review
 from pr_review.profiles import load_profiles
+from pr_review.report.render import render_markdown
 from pr_review.repofacts import RepoFacts
 from pr_review.source import Source
 
@@ -60,6 +61,9 @@ def test_preview_findings_feed_the_checklist_but_not_the_annotations_or_verdict(
     assert item.verdict == "FIRE"
     data = report.to_dict()
     assert data["findings"] == [] and data["preview_findings"][0]["rule"] == "incomplete-code"
+    # With nothing annotated, the summary still points the reader at the preview finding.
+    assert "1 finding(s) of unmeasured (preview) rules are marked **FIRE**" in render_markdown(report)
+    assert "1 条尚未经测量的（preview）规则的发现" in render_markdown(report, language="zh")
 
 
 def test_a_todo_is_quoted_whole(repo_factory):
