@@ -353,8 +353,8 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
         return []  # a memoised function reads every argument: each one is part of its cache key
     base_params = {a.arg for a in _params(sig.base)} if sig.base is not None else set()
     reads, dynamic = _reads(func)
-    if dynamic:
-        return []
+    if dynamic or (sig.base is not None and _dropped_everything(sig.base)):
+        return []  # the base took any argument in a catch-all it never read: naming them drops nothing new
     out = []
     cls = None
     for arg in _params(func):
@@ -363,6 +363,8 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
             continue
         if name in conventions:
             continue  # the file already carries this parameter unread elsewhere: a shared calling convention
+        if sig.base is not None and _renamed_unread(sig.base, func, name):
+            continue  # an unread base parameter under a new name: the value was dropped before the PR too
         if cls is None:
             cls = _class_of(tree, func) or False
         if cls and _method_signature_shared(review, tree, cls, func, name):
@@ -395,6 +397,29 @@ def _decorator_consumes(review: ReviewInput, func: Func | ast.ClassDef, param: s
             if re.search(rf"\b{re.escape(param)}\b", review.source.text(path) or ""):
                 return True
     return False
+
+
+def _dropped_everything(base: Func) -> bool:
+    """The base `def` took its arguments in `*args`/`**kwargs` and read neither (fla's backend verifiers,
+    `def op_verifier(self, *args, **kwargs): return True, None`): every argument was already dropped, so
+    parameters the PR names in their place are the same arguments, not new ones some receiver ignores.
+    A catch-all the base forwarded (`g(**kwargs)`) is read, and a parameter taken out of it is a new drop."""
+    catch_all = [a.arg for a in (base.args.vararg, base.args.kwarg) if a is not None]
+    return bool(catch_all) and not _is_stub(base) and not set(catch_all) & _reads(base)[0]
+
+
+def _renamed_unread(base: Func, func: Func, name: str) -> bool:
+    """A parameter of the base the head no longer has, with the same default, that the base body never read
+    either (fla's `transpose_state_layout=False` → `state_v_first=False` in a verifier that checks neither,
+    moved to another position): a rename of a value that was already dropped, not a new drop."""
+    new_default = _defaults(func).get(name)
+    if new_default is None:
+        return False
+    head_names = {a.arg for a in _params(func)}
+    base_reads = _reads(base)[0]
+    old_defaults = _defaults(base)
+    return any(a.arg not in head_names and a.arg not in base_reads and a.arg in old_defaults
+               and ast.dump(old_defaults[a.arg]) == ast.dump(new_default) for a in _params(base))
 
 
 def _unread_params(tree: ast.Module | None) -> set[str]:
