@@ -102,6 +102,8 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
             callers |= _public_names(review, g)
         if any(re.search(rf"\b{re.escape(n)}\b", test_text) for n in callers):
             continue  # an existing test, changed in this PR, now exercises it
+        if _backend_of_tested_op(review, f):
+            continue  # another backend's kernels for an op the project already tests under the same name
         benchmark = [g.path for g in review.files if g.status == "added" and facts.role(g.path) == "benchmark"]
         yield Finding(
             rule="new-op-without-test", path=f.path, line=1,
@@ -113,6 +115,40 @@ def new_op_without_test(review: ReviewInput) -> Iterable[Finding]:
                    "against a reference over production shapes.",
             tag="verified",
         )
+
+
+def _backend_of_tested_op(review: ReviewInput, f: ChangedFile) -> bool:
+    """The new file re-implements, for another device or DSL, an op the base tree already ships under the same
+    file name in an enclosing package, with kernels of its own, and a test of the tree imports that op's module
+    or names one of its public functions or classes (liger's `ops/backends/_ascend/ops/layer_norm.py` beside
+    `ops/layer_norm.py`, fla's `modules/backends/triton_ascend/layernorm.py` beside `modules/layernorm.py`). The
+    backend is selected in place of the default when its device is present, so the op's existing test is its test."""
+    directory, _, leaf = f.path.rpartition("/")
+    parts = directory.split("/") if directory else []
+    twins = [("/".join(parts[:i] + [leaf])) for i in range(len(parts) - 1, -1, -1)]
+    facts = review.facts
+    for twin in twins:
+        tree = review.source.python(twin, "base") if f.language == "python" else None
+        if tree is None or not facts.is_library(twin, "base") or not kernels(tree):
+            continue
+        names = sorted({n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                        and not n.name.startswith("_")})
+        found = review.source.grep_words(names, "base") if names else {}
+        users = {p for paths in found.values() for p in paths}
+        if any(facts.role(p) == "test" for p in users):
+            return True
+        # one hop: a test importing the op's module, or a library module that uses the op (liger's
+        # `transformers/sparsemax.py` wrapping `LigerSparsemaxFunction` for `test_sparsemax.py`)
+        modules = [_module_name(p) for p in sorted(users | {twin}) if p == twin or facts.is_library(p, "base")]
+        importers = review.source.grep_fixed(modules, "base", ("*.py",))
+        if any(facts.role(p) == "test" for paths in importers.values() for p in paths):
+            return True
+    return False
+
+
+def _module_name(path: str) -> str:
+    """The dotted name a module is imported by (a `src/` layout imports without the `src.` prefix)."""
+    return re.sub(r"^src\.", "", _dotted(path))
 
 
 def _dotted(path: str) -> str:
