@@ -569,6 +569,25 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
             break
     assigned = [(n.lineno, n.value) for n in walk(scope) if isinstance(n, ast.Assign)
                 and any(isinstance(t, ast.Name) and t.id == name for t in n.targets)]
+    # `def grid(meta): return (...)` written in the launching function, once per launch (fla writes one
+    # before each of a function's launches): the last one before the call is the one in force
+    defined = [(n.lineno, returns[0]) for n in walk(scope) if n is not scope and isinstance(n, ast.FunctionDef)
+               and n.name == name and len(returns := [r.value for r in walk(n) if isinstance(r, ast.Return)
+                                                      and r.value is not None]) == 1]
+    if defined and scope is not tree:
+        before = [(line, v) for line, v in assigned + defined if line < call.lineno]
+        if not before:
+            return None
+        value = max(before, key=lambda lv: lv[0])[1]
+        # in force only when bound in a block that encloses the launch (not on one branch of an if)
+        stmt = parents.get(value)
+        while stmt is not None and not isinstance(stmt, (ast.Assign, ast.FunctionDef)):
+            stmt = parents.get(stmt)
+        ancestors, node = set(), call
+        while node in parents:
+            node = parents[node]
+            ancestors.add(node)
+        return value if stmt is not None and parents.get(stmt) in ancestors else None
     if assigned:
         ranks = {len(v.elts) if isinstance(v, ast.Tuple) else
                  len(v.body.elts) if isinstance(v, ast.Lambda) and isinstance(v.body, ast.Tuple) else -1
@@ -585,12 +604,26 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
     return None
 
 
+def _axis_behind_constexpr(kernel: Kernel, axis: int) -> bool:
+    """Every `program_id(axis)` of the kernel sits under an `if` on a constexpr parameter (fla's
+    `merge_fwd_bwd_kernel` reads axis 2 only `if INTRACARD_MODE:`, and its CP-mode launches are 2-D): which
+    grid rank the kernel expects depends on a compile-time switch the launch sets, not on the kernel alone."""
+    reads = [c for c in kernel.calls("program_id") if isinstance(a := argument(c, 0, "axis"), ast.Constant) and a.value == axis]
+    def guarded(node: ast.AST) -> bool:
+        while node in kernel.parents:
+            node = kernel.parents[node]
+            if isinstance(node, ast.If) and any(isinstance(n, ast.Name) and n.id in kernel.constexprs for n in walk(node.test)):
+                return True
+        return False
+    return bool(reads) and all(guarded(c) for c in reads)
+
+
 def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Kernel, kpath: str) -> Finding | None:
     axes = program_id_axes(kernel)
     if -1 in axes or not axes:
         return None
     rank = len(dims)
-    beyond = sorted(a for a in axes if a >= rank)
+    beyond = sorted(a for a in axes if a >= rank and not _axis_behind_constexpr(kernel, a))
     grid_text = "(" + ", ".join(_short(d, 40) for d in dims) + ("," if rank == 1 else "") + ")"
     if beyond:
         axis = beyond[0]
