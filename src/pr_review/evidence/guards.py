@@ -139,8 +139,11 @@ def _intersects(lines: list[int], start: int, end: int) -> bool:
     return i < len(lines) and lines[i] <= end
 
 
-def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: set[str] | None = None) -> list[Guard]:
-    """Guards of a module; with `lines`, only in statements touching those lines or inside `functions`."""
+def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: set[str] | None = None,
+                  within: tuple[ast.AST, str] | None = None) -> list[Guard]:
+    """Guards of a module; with `lines`, only in statements touching those lines or inside `functions`.
+    With `within` (a def node and its qualified name), every guard under that def, as the whole module's
+    visit finds them there."""
     out: list[Guard] = []
     wanted = sorted(lines) if lines is not None else None
     interest = functions or set()
@@ -148,6 +151,9 @@ def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: se
 
     def visit(node: ast.AST, func: str, stmt: ast.stmt | None, inside: bool) -> None:
         for child in children(node):
+            kind = type(child)
+            if kind in _LEAVES:
+                continue  # neither a guard nor holding one
             name = func
             keep = inside
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -160,15 +166,49 @@ def python_guards(tree: ast.Module, lines: set[int] | None = None, functions: se
                     and not _intersects(wanted, child.lineno, getattr(child, "end_lineno", None) or child.lineno):
                 continue
             cur_stmt = child if isinstance(child, ast.stmt) else stmt
-            if id(child) not in covered:
+            if kind in _GUARD_TYPES and id(child) not in covered:
                 before = len(out)
                 _guard_of(child, func, cur_stmt, out)
                 if isinstance(child, ast.If) and len(out) > before and out[-1].kind == "if-raise":
                     covered.update(id(s) for s in child.body if isinstance(s, ast.Raise))
             visit(child, name, cur_stmt, keep)
 
-    visit(tree, "", None, wanted is None)
+    if within is not None:
+        visit(within[0], within[1], within[0], True)  # the def's own fields, as the module's visit reads them
+    else:
+        visit(tree, "", None, wanted is None)
     return out
+
+
+_STATEMENT_LISTS = ("body", "orelse", "finalbody")
+
+
+def _defs_named(body: list, qualname: str, prefix: str = "") -> Iterator[ast.AST]:
+    """The defs and classes python_guards names `qualname`, in its visiting order: a def is a statement
+    of a statement list (bodies, branches, handlers, match cases), so only those are descended, and only
+    into the defs whose name starts `qualname`."""
+    for stmt in body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            name = f"{prefix}.{stmt.name}" if prefix else stmt.name
+            if name == qualname:
+                yield stmt
+            if qualname.startswith(name + "."):
+                yield from _defs_named(stmt.body, qualname, name)
+            continue
+        for part in _STATEMENT_LISTS:
+            inner = getattr(stmt, part, None)
+            if isinstance(inner, list):
+                yield from _defs_named(inner, qualname, prefix)
+        for handler in getattr(stmt, "handlers", None) or ():
+            yield from _defs_named(handler.body, qualname, prefix)
+        for case in getattr(stmt, "cases", None) or ():
+            yield from _defs_named(case.body, qualname, prefix)
+
+
+# the only nodes _guard_of reads, and the nodes with nothing below them that could be one
+_GUARD_TYPES = frozenset({ast.Assert, ast.If, ast.Raise, ast.Call})
+_LEAVES = frozenset({ast.Name, ast.Constant}) | frozenset(
+    kind for base in (ast.expr_context, ast.operator, ast.boolop, ast.unaryop, ast.cmpop) for kind in base.__subclasses__())
 
 
 def _guard_of(node: ast.AST, func: str, stmt: ast.stmt | None, out: list[Guard]) -> None:
@@ -1074,8 +1114,15 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
         tree = review.source.python(path)
         if tree is None:
             continue
+        # a def's nodes all sit on its lines (decorators to end): one that holds no call of `name` is not read
+        call_lines = sorted(c.lineno for c in index_of(tree).calls_to(name))
+        if not call_lines:
+            continue
         for qualname, caller in _function_index(review, path, "head").items():
             if not isinstance(caller, (ast.FunctionDef, ast.AsyncFunctionDef)) or caller is head:
+                continue
+            first = min([caller.lineno, *(d.lineno for d in caller.decorator_list)])
+            if not _intersects(call_lines, first, caller.end_lineno or caller.lineno):
                 continue
             calls = [n for n in walk(caller) if isinstance(n, ast.Call)
                      and dotted_name(n.func).rsplit(".", 1)[-1] == name]
@@ -1093,19 +1140,26 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
     return None
 
 
-_MODULE_GUARDS: dict[tuple[str, str], list[Guard]] = {}
+_FUNCTION_GUARDS: dict[tuple[str, str, str], list[Guard]] = {}
 
 
 def _function_guards(review: ReviewInput, path: str, qualname: str) -> list[Guard]:
-    """Condition guards directly in one function of a head-side Python file (each file read once per review)."""
-    key = (review.source.rev("head"), path)
-    if key not in _MODULE_GUARDS:
-        if len(_MODULE_GUARDS) > 256:
-            _MODULE_GUARDS.clear()
+    """Condition guards directly in one function of a head-side Python file (each function read once per
+    review): the module's guards of that qualified name, read from its defs alone."""
+    key = (review.source.rev("head"), path, qualname)
+    if key not in _FUNCTION_GUARDS:
+        if len(_FUNCTION_GUARDS) > 1024:
+            _FUNCTION_GUARDS.clear()
         tree = review.source.python(path)
-        _MODULE_GUARDS[key] = [h for h in python_guards(tree) if h.asserted and h.kind in ("assert", "if-raise", "check")] \
-            if tree is not None else []
-    return [h for h in _MODULE_GUARDS[key] if h.function == qualname]
+        found: list[Guard] = []
+        if tree is not None and qualname:
+            for node in _defs_named(tree.body, qualname):
+                found += python_guards(tree, within=(node, qualname))
+        elif tree is not None:
+            found = python_guards(tree)
+        _FUNCTION_GUARDS[key] = [h for h in found if h.function == qualname and h.asserted
+                                 and h.kind in ("assert", "if-raise", "check")]
+    return _FUNCTION_GUARDS[key]
 
 
 def _conjuncts(checks: list[Guard], binding: dict[str, ast.expr]) -> set[str]:
