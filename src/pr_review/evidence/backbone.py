@@ -27,8 +27,12 @@ def backbone(review: ReviewInput) -> Artifact:
     core: list[CoreFile] = []
     tier3: list[str] = []
     tests = _pr_tests(review)
-    for f in review.files:
-        tier, why = classify(review, f)
+    tiers = [(f, *classify(review, f)) for f in review.files]
+    # one search of the tree for the call sites of every Tier 1 file's changed symbols (assess asks
+    # for each file's own share), instead of one search per file
+    review.source.prefetch_grep([_call_pattern(s) for f, tier, _ in tiers if tier == 1 and _assessed(review, f)
+                                 for s in _symbols(review, f)[:4]], "head")
+    for f, tier, why in tiers:
         if tier is None or tier == 3:
             if f.language in ("python", "cpp"):
                 tier3.append(f.path + (f" ({why})" if why else ""))
@@ -151,7 +155,7 @@ def callers_of(review: ReviewInput, path: str, symbol: str, limit: int = MAX_CAL
     if kind == "method" and symbol in GENERIC_METHODS:
         return []
     out: list[str] = []
-    for hit_path, line, text in review.source.grep(rf"\b{re.escape(symbol)}\s*\(", "head"):
+    for hit_path, line, text in review.source.grep(_call_pattern(symbol), "head"):
         # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
         if hit_path == path or not review.facts.is_library(hit_path):
             continue
@@ -196,11 +200,33 @@ def _calls(tree: ast.Module, line: int, symbol: str, kind: str) -> bool:
     return False
 
 
-def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
+def _assessed(review: ReviewInput, f: ChangedFile) -> bool:
+    """Whether assess reads the file's symbols (not only comments, docstrings or whitespace changed)."""
     code = review.code.get(f.path)
-    if code is not None and not code.added and not code.removed and not f.skipped and f.status != "deleted":
+    return not (code is not None and not code.added and not code.removed and not f.skipped and f.status != "deleted")
+
+
+_SYMBOLS: dict[tuple[str, str, str], list[str]] = {}
+
+
+def _symbols(review: ReviewInput, f: ChangedFile) -> list[str]:
+    """The changed functions and classes of `f` (module-level code left out), once per review."""
+    key = (review.source.rev("base"), review.source.rev("head"), f.path)
+    if key not in _SYMBOLS:
+        if len(_SYMBOLS) > 256:
+            _SYMBOLS.clear()
+        _SYMBOLS[key] = [s for s in changed_symbols(review, f) if s != "<module level>"]
+    return _SYMBOLS[key]
+
+
+def _call_pattern(symbol: str) -> str:
+    return rf"\b{re.escape(symbol)}\s*\("
+
+
+def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
+    if not _assessed(review, f):
         return CoreFile(f.path, tier, "N/A", f"only comments, docstrings or whitespace change in {f.path} ({why})")
-    symbols = [s for s in changed_symbols(review, f) if s != "<module level>"]
+    symbols = _symbols(review, f)
     module = PurePosixPath(f.path).stem
     mention = re.compile(r"\b(?:" + "|".join(re.escape(n) for n in [module, *symbols]) + r")\b")
     covering = sorted(t for t, text in tests.items() if mention.search(text))
@@ -208,7 +234,7 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
     callers: list[str] = []
     if tier == 1:
         # one search of the tree for every symbol's call sites; callers_of then reads its own share
-        review.source.prefetch_grep([rf"\b{re.escape(s)}\s*\(" for s in symbols[:4]], "head")
+        review.source.prefetch_grep([_call_pattern(s) for s in symbols[:4]], "head")
         for symbol in symbols[:4]:
             callers += callers_of(review, f.path, symbol, MAX_CALLERS - len(callers))
     extra = _special(review, f, symbols)
