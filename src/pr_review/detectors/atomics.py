@@ -75,17 +75,44 @@ def _atomic_params(tree: ast.Module, launched: set[str] | None = None) -> dict[s
             continue
         kernel = Kernel.build(func, aliases)
         params = [a.arg for a in func.args.args]
+        zeroed = _zeroed_in_kernel(kernel)
         for call in kernel.calls(*ATOMICS_TL):
             pointer = argument(call, 0, "pointer")
             if pointer is None:
                 continue
             reached = _names_reached(kernel, pointer)
             for index, name in enumerate(params):
-                if name in kernel.constexprs or name not in reached:
-                    continue
+                if name in kernel.constexprs or name not in reached or zeroed.get(name, call.lineno) < call.lineno:
+                    continue  # a kernel that zeroes the slot it counts into before counting clears it itself
                 out.setdefault(func.name, {}).setdefault(
                     index, (name, call.lineno, re.sub(r"\s+", " ", ast.unparse(call))[:90]))
     return out
+
+
+def _zeroed_in_kernel(kernel: Kernel) -> dict[str, int]:
+    """Parameter → first line where the kernel stores zeros through it (liger's and fla's histogram kernels:
+    "partial_sum is not pre-cleared", so each program `tl.store`s `tl.zeros` into its own column first)."""
+    out: dict[str, int] = {}
+    for call in kernel.calls("store"):
+        pointer, value = argument(call, 0, "pointer"), argument(call, 1, "value")
+        if pointer is not None and _is_zero(value):
+            for name in _names_reached(kernel, pointer):
+                out[name] = min(out.get(name, call.lineno), call.lineno)
+    return out
+
+
+def _is_zero(value: ast.AST | None) -> bool:
+    """`0`, `0.0`, `tl.zeros(...)`, `tl.full(shape, 0, ...)`."""
+    if isinstance(value, ast.Constant):
+        return value.value == 0 and not isinstance(value.value, bool)
+    if isinstance(value, ast.Call):
+        name = dotted_name(value.func).rsplit(".", 1)[-1]
+        if name in ("zeros", "zeros_like"):
+            return True
+        if name == "full":
+            fill = argument(value, 1, "value")
+            return isinstance(fill, ast.Constant) and fill.value == 0
+    return False
 
 
 def _names_reached(kernel: Kernel, expr: ast.AST) -> set[str]:
