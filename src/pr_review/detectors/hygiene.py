@@ -410,13 +410,32 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
     if not candidates:
         return
     declared = _declared(review)
-    local = _tree_module_names(review)
-    for root, (path, line, statement, guarded) in candidates.items():
+    local: set[str] | None = None  # the whole tree's listing, read only for an import no file declares
+    undeclared: list[str] = []
+    for root in candidates:
         dist = _canon(IMPORT_TO_DIST.get(root, root))
-        if dist in declared or _canon(root) in declared or root in local:
-            continue  # declared, or a module of this tree reached through sys.path (scripts, tests)
+        if dist in declared or _canon(root) in declared:
+            continue  # declared by a requirements file, setup.py or pyproject.toml
+        if local is None:
+            local = _tree_module_names(review)
+        if root not in local:  # else a module of this tree reached through sys.path (scripts, tests)
+            undeclared.append(root)
+    # every importing line names the module as a word: git searches for the words (one search for all of
+    # them, each a fraction of the cost of the anchored pattern, which git cannot narrow by a literal),
+    # and the pattern reads their lines
+    words = [root for root in undeclared if root.isidentifier() and root.isascii()]
+    if len(words) > 1:
+        review.source.grep_words(words, "base", ("*.py",))
+    for root in undeclared:
+        path, line, statement, guarded = candidates[root]
         pattern = rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)"
-        if review.source.grep(pattern, "base", ("*.py",), files_only=True):
+        if root in words:
+            reads = re.compile(pattern, re.ASCII)
+            imported = any(reads.search(text) for _, _, text in
+                           review.source.grep(re.escape(root), "base", ("*.py",), word=True))
+        else:
+            imported = bool(review.source.grep(pattern, "base", ("*.py",), files_only=True))
+        if imported:
             continue  # already imported elsewhere on base: not new to the project
         rocm = root in ROCM_SYSTEM
         yield Finding(

@@ -30,8 +30,10 @@ def backbone(review: ReviewInput) -> Artifact:
     tiers = [(f, *classify(review, f)) for f in review.files]
     # one search of the tree for the call sites of every Tier 1 file's changed symbols (assess asks
     # for each file's own share), instead of one search per file
-    review.source.prefetch_grep([_call_pattern(s) for f, tier, _ in tiers if tier == 1 and _assessed(review, f)
-                                 for s in _symbols(review, f)[:4]], "head")
+    tier1 = [f for f, tier, _ in tiers if tier == 1 and _assessed(review, f)]
+    for scope in sorted({_call_scope(review, f.path) for f in tier1}):
+        review.source.prefetch_grep([_call_pattern(s) for f in tier1 if _call_scope(review, f.path) == scope
+                                     for s in _symbols(review, f)[:4]], "head", scope)
     for f, tier, why in tiers:
         if tier is None or tier == 3:
             if f.language in ("python", "cpp"):
@@ -155,7 +157,7 @@ def callers_of(review: ReviewInput, path: str, symbol: str, limit: int = MAX_CAL
     if kind == "method" and symbol in GENERIC_METHODS:
         return []
     out: list[str] = []
-    for hit_path, line, text in review.source.grep(_call_pattern(symbol), "head"):
+    for hit_path, line, text in review.source.grep(_call_pattern(symbol), "head", _call_scope(review, path)):
         # runtime callers only: a doc, benchmark or script that mentions the name is not blast radius
         if hit_path == path or not review.facts.is_library(hit_path):
             continue
@@ -223,6 +225,13 @@ def _call_pattern(symbol: str) -> str:
     return rf"\b{re.escape(symbol)}\s*\("
 
 
+def _call_scope(review: ReviewInput, path: str) -> tuple[str, ...]:
+    """Where callers_of searches for the callers of a symbol of `path`: a parsed Python file's symbols
+    are only called from Python (callers_of reads no other hit), so only Python files are read, half
+    of a whole-tree search; anything else, the whole tree."""
+    return ("*.py",) if _kind(review, path, "") is not None else ()
+
+
 def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict[str, str]) -> CoreFile:
     if not _assessed(review, f):
         return CoreFile(f.path, tier, "N/A", f"only comments, docstrings or whitespace change in {f.path} ({why})")
@@ -234,7 +243,7 @@ def assess(review: ReviewInput, f: ChangedFile, tier: int, why: str, tests: dict
     callers: list[str] = []
     if tier == 1:
         # one search of the tree for every symbol's call sites; callers_of then reads its own share
-        review.source.prefetch_grep([_call_pattern(s) for s in symbols[:4]], "head")
+        review.source.prefetch_grep([_call_pattern(s) for s in symbols[:4]], "head", _call_scope(review, f.path))
         for symbol in symbols[:4]:
             callers += callers_of(review, f.path, symbol, MAX_CALLERS - len(callers))
     extra = _special(review, f, symbols)
