@@ -192,10 +192,9 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
         return False
     # only files that both define the method and name the parameter can hold a sibling with it
     naming = set(review.source.grep_words([param])[param])
-    paths = sorted(defining & naming)
-    if len(paths) > limit:
-        return False
-    for path in paths:
+    # past `limit` files the protocol is wide (every fla layer's `forward` takes `output_attentions`): the
+    # first `limit` of them are read, not none
+    for path in sorted(defining & naming)[:limit]:
         other = review.source.python(path)
         if other is None:
             continue
@@ -369,6 +368,8 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
             cls = _class_of(tree, func) or False
         if cls and _method_signature_shared(review, tree, cls, func, name):
             continue
+        if cls and _twin_method_reads(cls, func, name):
+            continue  # a verifier taking its implementation's argument list: the implementation reads it
         if _consumed_by_decorator(review, func, cls or None, name):
             continue  # a decorator of the function (or, for __init__, of its class) takes the value itself
         out.append(arg)
@@ -380,6 +381,15 @@ PLAIN_DECORATORS = {"staticmethod", "classmethod", "property", "cached_property"
                     "dataclass", "contextmanager", "setter", "getter", "override", "compile"}
 
 
+def _twin_method_reads(cls: ast.ClassDef, func: Func, param: str) -> bool:
+    """Another method of the class takes the same parameters in the same order and reads `param` (fla's
+    `chunk_fwd_h_verifier` beside `chunk_fwd_h`): one argument list is handed to both, and the check
+    need not look at every argument the implementation uses."""
+    names = [a.arg for a in _params(func)]
+    return any(isinstance(item, FUNCTION_TYPES) and item is not func and [a.arg for a in _params(item)] == names
+               and param in _reads(item)[0] for item in cls.body)
+
+
 def _consumed_by_decorator(review: ReviewInput, func: Func, cls: ast.ClassDef | None, param: str) -> bool:
     """A decorator of the function, or for `__init__` one of its class (which may replace `__init__`), takes it."""
     return _decorator_consumes(review, func, param) or (
@@ -389,12 +399,27 @@ def _consumed_by_decorator(review: ReviewInput, func: Func, cls: ast.ClassDef | 
 def _decorator_consumes(review: ReviewInput, func: Func | ast.ClassDef, param: str) -> bool:
     """A project decorator that takes the parameter itself (`@mark_trace` reading `prefix=` from the
     call) makes an unread parameter intentional: the wrapper, not the body, consumes it."""
+    routed = False
     for d in func.decorator_list:
         name = decorator_name(d).rsplit(".", 1)[-1]
         if not name or name in PLAIN_DECORATORS:
             continue
+        routed = True
         for path, _, _ in review.source.grep(rf"^\s*def {re.escape(name)}\s*\(", "head", ("*.py",))[:3]:
             if re.search(rf"\b{re.escape(param)}\b", review.source.text(path) or ""):
+                return True
+    return routed and isinstance(func, FUNCTION_TYPES) and _routed_elsewhere(review, func, param)
+
+
+def _routed_elsewhere(review: ReviewInput, func: Func, param: str, limit: int = 8) -> bool:
+    """A project decorator may route the call to another implementation of the same name (fla's
+    `@dispatch('common')` handing `chunk_fwd_h(..., cu_seqlens_cpu=...)` to a context-parallel backend's
+    `chunk_fwd_h` method): when one of those reads the parameter, the default does not have to."""
+    for path, _, _ in review.source.grep(rf"^\s*(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))[:limit]:
+        other = review.source.python(path)
+        for node in index_of(other).nodes if other is not None else ():
+            if isinstance(node, FUNCTION_TYPES) and node is not func and node.name == func.name \
+                    and param in {a.arg for a in _params(node)} and param in _reads(node)[0]:
                 return True
     return False
 
