@@ -120,7 +120,7 @@ def test_missing_base_ref_is_a_clear_message(repo_factory, capsys):
 
 
 def test_default_base_is_main_and_every_format_renders(repo_factory, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(Rule, "annotates", property(lambda rule: True))  # every format shows an annotated finding
+    monkeypatch.setattr(Rule, "annotates_in", lambda rule, profile: True)  # every format shows an annotated finding
     repo = repo_factory({"aiter/jit/core.py": "x = 1\n"},
                         {"aiter/loader.py": "import sys\nsys.path.insert(0, '/opt/rocm/lib')\n"})
     for fmt in ("text", "markdown", "json", "sarif"):

@@ -1,6 +1,8 @@
 """Issue 8: only measured rules annotate, the verdict follows what is trustworthy, repository facts are read."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pr_review.catalog import load_catalog
@@ -27,6 +29,19 @@ def test_every_stable_rule_carries_the_measurement_that_earned_it():
         assert m["read"] >= MIN_READ, f"{rule.id}: only {m['read']} findings read"
         assert m["true_findings"] / m["read"] >= STABLE_BAR, f"{rule.id}: {m['true_findings']}/{m['read']} true is under 85 %"
         assert m["corpus"] and m["date"], rule.id
+        assert m.get("profiles"), f"{rule.id}: a shipped rule names the profiles its corpus measured"
+
+
+def test_a_rule_annotates_only_under_the_profiles_its_measurement_covers():
+    rule = load_catalog().rules["env-var-knob"]
+    measured = dict(rule.measurement, profiles=["aiter", "atom"])
+    stable_on_rocm = replace(rule, stage="stable", measurement=measured)
+    assert stable_on_rocm.annotates_in("aiter") and stable_on_rocm.annotates_in("atom")
+    assert not stable_on_rocm.annotates_in("generic") and not stable_on_rocm.annotates_in("vllm")
+    # A repository's own rule, measured on that repository, names no profile and annotates wherever it applies.
+    own = replace(rule, stage="stable", measurement={k: v for k, v in measured.items() if k != "profiles"})
+    assert own.annotates_in("generic")
+    assert not replace(rule, stage="preview").annotates_in("aiter")
 
 
 def _report(findings: list[Finding]) -> Report:

@@ -35,10 +35,13 @@ class Rule:
     def code_for(self, profile: str, fallback: str | None = None) -> str:
         return self.codes.get(profile) or (self.codes.get(fallback) if fallback else None) or self.id
 
-    @property
-    def annotates(self) -> bool:
-        """Only a rule that earned `stable` by measurement annotates and moves the verdict."""
-        return self.stage == "stable"
+    def annotates_in(self, profile: str) -> bool:
+        """Only a rule that earned `stable` by measurement on this profile's kind of repository annotates
+        and moves the verdict there."""
+        if self.stage != "stable":
+            return False
+        measured_on = (self.measurement or {}).get("profiles")
+        return not measured_on or profile in measured_on
 
     def applies_to(self, profile: str) -> bool:
         return not self.profiles or profile in self.profiles

@@ -334,7 +334,8 @@ def _rules(args: argparse.Namespace) -> int:
     for rule in sorted(catalog.rules.values(), key=lambda r: (r.group, r.id)):
         if rule.applies_to(profile.name):
             code = rule.code_for(profile.name, profile.code_fallback)
-            print(f"{rule.id:34} {code:6} {rule.severity:6} {rule.stage:7} {rule.title}")
+            stage = "stable" if rule.annotates_in(profile.name) else "preview"
+            print(f"{rule.id:34} {code:6} {rule.severity:6} {stage:7} {rule.title}")
     return 0
 
 

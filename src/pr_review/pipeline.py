@@ -299,7 +299,7 @@ def _review(request: ReviewRequest) -> Report:
                                 ctx.source, set(ctx.config.disable), ctx.config.severity)
             findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity or "medium"], f.path, f.line or 0))
             apply_verdicts(checklist, findings, decided, files, ctx.catalog, bool((request.pr.body or "").strip()))
-            annotates = {r for r, rule in ctx.catalog.rules.items() if rule.annotates or ctx.config.preview}
+            annotates = {r for r, rule in ctx.catalog.rules.items() if rule.annotates_in(ctx.profile.name) or ctx.config.preview}
             annotated = [f for f in findings if f.rule in annotates]
             preview = [f for f in findings if f.rule not in annotates]
         ci: CIResult | None = None
