@@ -854,11 +854,14 @@ def _branch_deleted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     base = _guard_def(review, f, g, "base")
     if base is None:
         return ""
-    head = _function_index(review, f.path, "head").get(g.function)
-    kept_tests = {ast.unparse(n.test) for n in walk(head) if isinstance(n, ast.If)} if head is not None else set()
     removed = {n for n, _ in f.removed}
-    for node in walk(base):
-        if not isinstance(node, ast.If) or node.lineno not in removed or ast.unparse(node.test) in kept_tests:
+    deleted_ifs = [node for node in _ifs(review, f.old_path or f.path, "base", g.function, base) if node.lineno in removed]
+    if not deleted_ifs:
+        return ""
+    head = _function_index(review, f.path, "head").get(g.function)
+    kept_tests = {ast.unparse(n.test) for n in _ifs(review, f.path, "head", g.function, head)} if head is not None else set()
+    for node in deleted_ifs:
+        if ast.unparse(node.test) in kept_tests:
             continue  # a branch the head still takes on the same test was rewritten, not deleted
         for branch in (node.body, node.orelse):
             if not branch or not branch[0].lineno <= g.line <= (branch[-1].end_lineno or branch[-1].lineno):
@@ -916,6 +919,20 @@ def _guard_def(review: ReviewInput, f: ChangedFile, g: Guard, side: str) -> ast.
     return node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
+_IFS: dict[tuple[str, str, str], list[ast.If]] = {}
+
+
+def _ifs(review: ReviewInput, path: str, side: str, qualname: str, node: ast.AST) -> list[ast.If]:
+    """The `if`s of one function (`node`, the def of `qualname` in `path` on `side`), in walk order, read
+    once per review instead of once per deleted guard."""
+    key = (review.source.rev(side), path, qualname)  # type: ignore[arg-type]
+    if key not in _IFS:
+        if len(_IFS) > 1024:
+            _IFS.clear()
+        _IFS[key] = [n for n in walk(node) if isinstance(n, ast.If)]
+    return _IFS[key]
+
+
 LOG_CALLS = {"warning", "warn", "warning_once", "warn_once", "error", "critical", "exception"}
 
 
@@ -948,12 +965,14 @@ def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     base = _guard_def(review, f, g, "base")
     if base is None:
         return ""
-    node = next((n for n in walk(base) if isinstance(n, ast.If) and n.lineno == g.line), None)
+    node = next((n for n in _ifs(review, f.old_path or f.path, "base", g.function, base) if n.lineno == g.line), None)
     if node is None:
         return ""
     test = node.test
     conjuncts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
     switches = {c.id for c in conjuncts if isinstance(c, ast.Name)}
+    if not switches:
+        return ""
     for stmt in walk(base):
         if isinstance(stmt, ast.Assign) and any(isinstance(t, ast.Name) and t.id in switches for t in stmt.targets) \
                 and ENV_READ.search(ast.unparse(stmt.value)):
@@ -971,6 +990,8 @@ def _now_strided(f: ChangedFile, g: Guard) -> str:
     if g.kind not in CONDITION_KINDS:
         return ""
     tensors = set(STRIDE_OF.findall(g.asserted))
+    if not tensors:
+        return ""
     for n, line in f.added:
         if PREFILTER.search(line) or CONDITION_LINE.match(line):
             continue
@@ -1066,20 +1087,32 @@ def _relation_now_branched(review: ReviewInput, g: Guard) -> str:
     if not wanted:
         return ""
     for f in review.changed("python", include_tests=False):
-        added = f.added_lines
-        if not added or not any("==" in t or "!=" in t for _, t in f.added):
-            continue
-        tree = review.source.python(f.path)
-        if tree is None:
-            continue
-        index = index_of(tree)
-        for cmp in index.of_type(ast.Compare):
-            if cmp.lineno not in added or any(isinstance(a, ast.Assert) for a in index.ancestors(cmp)):
-                continue  # an added assert is the check kept, not the requirement lifted
+        for cmp in _added_comparisons(review, f):
             for pair, attrs in _compared_relations(cmp, g.subjects):
                 if any(pair == p and attrs & a for p, a in wanted):
                     return f"{f.path}:{cmp.lineno}: the PR's code now tests `{short(ast.unparse(cmp), 90)}` itself"
     return ""
+
+
+_ADDED_COMPARISONS: dict[tuple[str, str, str], list[ast.Compare]] = {}
+
+
+def _added_comparisons(review: ReviewInput, f: ChangedFile) -> list[ast.Compare]:
+    """The comparisons on lines the PR adds to a head Python file, outside asserts (an added assert is the
+    check kept, not a requirement lifted), once per review."""
+    key = (review.source.rev("base"), review.source.rev("head"), f.path)
+    if key not in _ADDED_COMPARISONS:
+        if len(_ADDED_COMPARISONS) > 256:
+            _ADDED_COMPARISONS.clear()
+        found: list[ast.Compare] = []
+        added = f.added_lines
+        tree = review.source.python(f.path) if added and any("==" in t or "!=" in t for _, t in f.added) else None
+        if tree is not None:
+            index = index_of(tree)
+            found = [cmp for cmp in index.of_type(ast.Compare) if cmp.lineno in added
+                     and not any(isinstance(a, ast.Assert) for a in index.ancestors(cmp))]
+        _ADDED_COMPARISONS[key] = found
+    return _ADDED_COMPARISONS[key]
 
 
 MAX_NEIGHBOUR_FILES = 40
