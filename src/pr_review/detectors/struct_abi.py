@@ -30,18 +30,32 @@ def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
         body = node.child_by_field_name("body")
         if not name or body is None:
             continue
-        fields = []
-        for member in body.named_children:
-            if member.type != "field_declaration" or any(c.type == "function_declarator" for c in cpp.walk(member)):
-                continue
-            if any(c.type == "storage_class_specifier" and cpp.text_of(c) == "static" for c in member.children):
-                continue  # a static member has no place in the layout
-            for declarator in member.children_by_field_name("declarator"):
-                idents = [n for n in cpp.walk(declarator) if n.type in ("field_identifier", "identifier")]
-                if idents:
-                    fields.append((cpp.text_of(idents[0]), cpp.line_of(member)))
+        fields = list(_slots(body))
         out.setdefault(name, (cpp.line_of(node), node.end_point[0] + 1, fields))
     return out
+
+
+def _slots(body) -> Iterator[tuple[str, int]]:
+    """The layout slots of a field list, in order: each declared field (every declarator of a declaration:
+    `uint8_t a:1, b:1` is two), and an anonymous union or struct member as one slot named after its first
+    field (`{flagBits}`): what changes inside it moves nothing after it unless its size changes."""
+    for member in body.named_children:
+        if member.type != "field_declaration" or any(c.type == "function_declarator" for c in cpp.walk(member)):
+            continue
+        if any(c.type == "storage_class_specifier" and cpp.text_of(c) == "static" for c in member.children):
+            continue  # a static member has no place in the layout
+        declarators = member.children_by_field_name("declarator")
+        inner = member.child_by_field_name("type")
+        if not declarators and inner is not None and inner.type in ("union_specifier", "struct_specifier") \
+                and inner.child_by_field_name("body") is not None:
+            first = next(_slots(inner.child_by_field_name("body")), None)
+            if first is not None:
+                yield "{" + first[0] + "}", cpp.line_of(member)
+            continue
+        for declarator in declarators:
+            idents = [n for n in cpp.walk(declarator) if n.type in ("field_identifier", "identifier")]
+            if idents:
+                yield cpp.text_of(idents[0]), cpp.line_of(member)
 
 
 def _touched_names(text: str, lines: set[int]) -> set[str]:
@@ -64,7 +78,55 @@ def _pin_pattern(name: str) -> str:
 
 
 def _pins(review: ReviewInput, name: str) -> list[tuple[str, int, str]]:
-    return [h for h in review.source.grep(_pin_pattern(name), "base") if "static_assert" in h[2] or "offsetof" in h[2]]
+    """The assertions in the base tree that pin `name`'s layout (see `_pins_layout`)."""
+    out = []
+    for path, line, text in review.source.grep(_pin_pattern(name), "base"):
+        if "static_assert" not in text.lower():
+            continue
+        source = review.source.text(path, "base")
+        if source is not None and any(_pins_layout(a, name) for a in _assertions_on(source, line)):
+            out.append((path, line, text))
+    return out
+
+
+def _assertions_on(text: str, line: int) -> Iterator:
+    """The static assertions (`static_assert(...)`, `_Static_assert(...)`, a STATIC_ASSERT macro) whose text
+    holds `line`."""
+    try:
+        tree = cpp.parse(text)
+    except cpp.Unparsable:
+        return
+    for node, _ in cpp.nodes_over_lines(tree.root_node, {line}):
+        if node.type == "static_assert_declaration" or (
+                node.type == "call_expression" and cpp.callee_name(node).lower().endswith("static_assert")):
+            yield node
+
+
+def _pins_layout(assertion, name: str) -> bool:
+    """Whether an assertion fixes where `name`'s fields sit: an `offsetof(name, field)`, or `sizeof(name)`
+    compared for equality (`== 48`, `== sizeof(Mirror)`). A bound (`sizeof(X) <= 128`, `% 8 == 0`, a count
+    of elements that fit in a buffer) only caps the size: fields may move under it, by design."""
+    pattern = re.compile(rf"^(\w+::)*{name}$|^(struct|class)\s+(\w+::)*{name}$")
+    for node in cpp.walk(assertion):
+        if node.type == "offsetof_expression":
+            described = node.child_by_field_name("type")
+            if described is not None and pattern.search(cpp.text_of(described).strip()):
+                return True
+        elif node.type == "sizeof_expression" and _sized(node, pattern):
+            parent = node.parent
+            while parent is not None and parent.type == "parenthesized_expression":
+                parent = parent.parent
+            if parent is not None and parent.type == "binary_expression" and \
+                    cpp.text_of(parent.child_by_field_name("operator")) in ("==", "!="):
+                return True
+    return False
+
+
+def _sized(node, pattern: re.Pattern[str]) -> bool:
+    operand = node.child_by_field_name("type") or node.child_by_field_name("value")
+    while operand is not None and operand.type == "parenthesized_expression" and operand.named_child_count == 1:
+        operand = operand.named_children[0]
+    return operand is not None and bool(pattern.search(cpp.text_of(operand).strip()))
 
 
 HEADER = re.compile(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
@@ -91,6 +153,10 @@ def _shift(base_fields: list[str], head_fields: list[str]) -> str | None:
     """How the layout moved, or None for an append (or no change)."""
     if base_fields == head_fields or head_fields[:len(base_fields)] == base_fields:
         return None
+    kept = next((i for i, (b, h) in enumerate(zip(base_fields, head_fields)) if b != h), len(base_fields))
+    if len(head_fields) > kept and not set(base_fields[kept:]) & set(head_fields) \
+            and not set(head_fields[kept:]) & set(base_fields):
+        return None  # the last fields replaced by new ones (`padding[4]` → `use_count`): nothing after them moves
     inserted = [n for n in head_fields if n not in base_fields]
     removed = [n for n in base_fields if n not in head_fields]
     if removed:
