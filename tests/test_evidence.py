@@ -356,3 +356,40 @@ def test_ci_coverage_lines(repo_factory):
 def test_ci_coverage_without_new_tests(repo_factory):
     report = run(repo_factory, {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
     assert report.evidence["ci_coverage"] == ["The PR adds no new test file, so CI reachability was not exercised."]
+
+
+REUSABLE = '''name: reusable
+on:
+  workflow_call:
+jobs:
+  t:
+    runs-on: ubuntu-latest
+    steps:
+      - run: python -m pytest {directory}
+'''
+
+
+def test_ci_coverage_follows_reusable_workflows_to_their_callers(repo_factory):
+    """A `workflow_call` workflow runs when a PR-triggered workflow calls it (fla's per-GPU workflows call
+    reusable-ci-tests.yml); called only from a label-gated job it is label-gated; called by nothing, by hand."""
+    caller = ("name: pr\non: [pull_request]\njobs:\n  plain:\n    uses: ./.github/workflows/a.yml\n"
+              "  gpu:\n    if: contains(github.event.pull_request.labels.*.name, 'ci:gpu')\n"
+              "    uses: ./.github/workflows/b.yml\n")
+    base = {".github/workflows/pr.yml": caller,
+            ".github/workflows/a.yml": REUSABLE.format(directory="tests/a"),
+            ".github/workflows/b.yml": REUSABLE.format(directory="tests/b"),
+            ".github/workflows/c.yml": REUSABLE.format(directory="tests/c"),
+            "tests/a/test_old.py": "def test_o():\n    assert True\n"}
+    new = "def test_x():\n    assert True\n"
+    report = run(repo_factory, base, {"tests/a/test_x.py": new, "tests/b/test_x.py": new, "tests/c/test_x.py": new})
+    text = lines(report, "ci_coverage")
+    assert "run: tests/a/test_x.py — .github/workflows/a.yml (t): python -m pytest tests/a" in text
+    assert "UNRUN-TEST: tests/b/test_x.py — runs only when a PR label is set" in text
+    assert "UNRUN-TEST: tests/c/test_x.py — runs only when the workflow is started by hand" in text
+
+
+def test_pytest_on_a_list_another_step_computed_is_undecided():
+    found = analyse_commands("pytest -s -v --exitfirst ${{ steps.find-tests.outputs.test_files }}\n"
+                             "pytest -v $TESTS\n", "wf", lambda _: None)
+    assert [(c.root, c.computed) for c in found] == [("", True)]  # the shell variable stays unknown, as before
+    assert not found[0].covers("tests/layers/test_x.py")

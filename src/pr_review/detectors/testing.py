@@ -353,7 +353,8 @@ def test_never_run(review: ReviewInput) -> Iterable[Finding]:
         return
     by_dir: dict[tuple[str, str], list] = {}
     for reach in data.tests:
-        if reach.status not in ("run", "excluded"):  # an explicit CI exclusion is the repository's decision
+        # an explicit CI exclusion is the repository's decision; a list CI computes at run time is undecided
+        if reach.status not in ("run", "excluded", "computed"):
             directory = reach.path.rsplit("/", 1)[0] if "/" in reach.path else "."
             by_dir.setdefault((directory, reach.status), []).append(reach)
     for (directory, status), reaches in by_dir.items():

@@ -33,6 +33,7 @@ ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)=["']?([\w./-]+
 COND = re.compile(r"^\s*(?:if|elif)\b(.*)$")
 LABEL_GATE = re.compile(r"labels|label\.name|contains\([^)]*'ci:|run_\w+_tests")
 MAX_SCRIPT_DEPTH = 2
+HAND_TRIGGERS = {"workflow_dispatch", "workflow_call", "repository_dispatch"}
 
 
 @dataclass
@@ -43,8 +44,11 @@ class Coverage:
     excludes: tuple[str, ...] = ()
     source: str = ""  # the workflow/script line that runs it
     runner: str = "pytest"  # pytest | script (`python file.py`, a test-split `find`) | unittest
+    computed: bool = False  # the files come from a variable set at run time (`pytest $TEST_FILES`)
 
     def covers(self, path: str) -> bool:
+        if self.computed:
+            return False  # which files a computed list holds is not known statically
         if self.exact:
             return path == self.root
         if any(path == e or path.startswith(e.rstrip("/") + "/") for e in self.excludes):
@@ -59,7 +63,9 @@ class Coverage:
 @dataclass
 class TestReach:
     path: str
-    status: str  # run | label-gated | manual-only | unrun | excluded (a CI command leaves it out on purpose)
+    # run | label-gated | manual-only | unrun | excluded (a CI command leaves it out on purpose)
+    # | computed (CI runs pytest on a list it computes at run time: undecided)
+    status: str
     reason: str
     runner: str = ""  # how CI runs it, when it does
 
@@ -107,6 +113,8 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
             where = f"{source}: {stripped[:100]}"
             if not paths and not unknown:
                 out.append(Coverage("", None, False, tuple(excludes), where))
+            elif not paths and "${{" in m.group(1):  # the files another step computed: not readable here
+                out.append(Coverage("", None, False, tuple(excludes), where, computed=True))
             for p in paths:
                 out.append(Coverage(p, None, p.endswith(".py"), tuple(excludes), where))
         for m in PY_FILE.finditer(line):
@@ -154,7 +162,7 @@ def _pytest_args(args: str) -> tuple[list[str], list[str], bool]:
     paths: list[str] = []
     excludes: list[str] = []
     unknown = False
-    tokens = re.findall(r"\"[^\"]*\"|'[^']*'|\S+", args)
+    tokens = re.findall(r"\"[^\"]*\"|'[^']*'|\S+", re.sub(r"\$\{\{.*?\}\}", "$EXPR", args))  # an expression: one argument
     skip_next = False
     for i, tok in enumerate(tokens):
         tok = tok.strip("\"'")
@@ -179,6 +187,44 @@ def _pytest_args(args: str) -> tuple[list[str], list[str], bool]:
             if p and p not in ("-v", "-q", "-s", "-x"):
                 paths.append(p)
     return paths, excludes, unknown
+
+
+def _workflows(review: ReviewInput) -> dict[str, dict]:
+    """The head's workflow files that parse to a mapping with jobs, by path."""
+    import yaml  # here: only a PR that adds a test reads workflow YAML
+    docs: dict[str, dict] = {}
+    for path in review.source.files("head", (".github/workflows",)):
+        text = review.source.text(path) if path.endswith((".yml", ".yaml")) else None
+        if text is None:
+            continue
+        try:
+            doc = load_untrusted_yaml(text)  # the PR's own workflow files: bounded
+        except yaml.YAMLError as exc:
+            review.source.not_checked.append(NotChecked(path, f"workflow not read as YAML: {exc}"))
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("jobs"), dict):
+            docs[path] = doc
+    return docs
+
+
+def _calls_from_automatic(docs: dict[str, dict]) -> dict[str, bool]:
+    """Reusable workflows (`uses: ./.github/workflows/x.yml`) that an automatically triggered workflow calls,
+    directly or through other reusable ones: path -> whether every such call is label-gated."""
+    called: dict[str, bool] = {}
+    frontier = [(path, False) for path, doc in docs.items()
+                if not (_triggers(doc) and _triggers(doc) <= HAND_TRIGGERS)]
+    while frontier:
+        path, caller_gated = frontier.pop()
+        for job in docs[path]["jobs"].values():
+            uses = job.get("uses") if isinstance(job, dict) else None
+            if not isinstance(uses, str) or not uses.startswith("./"):
+                continue
+            target = uses[2:].split("@", 1)[0]
+            gated = caller_gated or bool(LABEL_GATE.search(str(job.get("if", ""))))
+            if target in docs and (target not in called or (called[target] and not gated)):
+                called[target] = gated if target not in called else called[target] and gated
+                frontier.append((target, gated))
+    return called
 
 
 def _triggers(doc: dict) -> set[str]:
@@ -207,25 +253,16 @@ def ci_coverage(review: ReviewInput) -> Artifact:
             scripts[path] = review.source.text(path) if "/" in path or review.source.exists(path) else None
         return scripts[path]
 
-    workflows = [p for p in review.source.files("head", (".github/workflows",)) if p.endswith((".yml", ".yaml"))]
-    import yaml  # here: only a PR that adds a test reads workflow YAML
-    for path in workflows:
-        text = review.source.text(path)
-        if text is None:
-            continue
-        try:
-            doc = load_untrusted_yaml(text)  # the PR's own workflow files: bounded
-        except yaml.YAMLError as exc:
-            review.source.not_checked.append(NotChecked(path, f"workflow not read as YAML: {exc}"))
-            doc = None
-        if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), dict):
-            continue
+    docs = _workflows(review)
+    called = _calls_from_automatic(docs)
+    for path, doc in docs.items():
         triggers = _triggers(doc)
-        manual = bool(triggers) and triggers <= {"workflow_dispatch", "workflow_call", "repository_dispatch"}
+        by_hand = bool(triggers) and triggers <= HAND_TRIGGERS
+        manual = by_hand and path not in called
         for job_name, job in doc["jobs"].items():
             if not isinstance(job, dict):
                 continue
-            gated = bool(LABEL_GATE.search(str(job.get("if", ""))))
+            gated = bool(LABEL_GATE.search(str(job.get("if", "")))) or (by_hand and called.get(path, False))
             for step in job.get("steps") or []:
                 if not isinstance(step, dict) or not isinstance(step.get("run"), str):
                     continue
@@ -250,6 +287,11 @@ def ci_coverage(review: ReviewInput) -> Artifact:
             data.tests.append(TestReach(path, "label-gated", f"runs only when a PR label is set ({gate.source})"))
         elif (hand := next((c for c in data.manual if c.covers(path)), None)) is not None:
             data.tests.append(TestReach(path, "manual-only", f"runs only when the workflow is started by hand ({hand.source})"))
+        elif (listed := next((c for c in data.runs if c.computed), None)) is not None:
+            reason = (f"CI runs pytest on a list of files it computes at run time ({listed.source}); whether the "
+                      "list holds this test is not decided statically")
+            data.tests.append(TestReach(path, "computed", reason))
+            review.source.not_checked.append(NotChecked(path, f"CI reach: {reason}"))
         else:
             parent = path.rsplit("/", 1)[0] if "/" in path else "."
             excluded = next((c for c in data.runs if not c.exact and _under(path, c.root) and
