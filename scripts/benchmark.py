@@ -219,6 +219,7 @@ def main() -> int:
     parser.add_argument("--baseline", help="compare findings with this earlier --jsonl and print differences")
     parser.add_argument("--against", metavar="SRC", help="also review each commit with the package under SRC, back "
                         "to back with --engine, and compare the two (CPU figures from one run share its load)")
+    parser.add_argument("--against-jsonl", help="write the --against engine's rows here, as --jsonl does --engine's")
     args = parser.parse_args()
 
     commits = recent_commits(args.repo, args.rev, args.count)
@@ -238,6 +239,9 @@ def main() -> int:
               else f"{len(diffs)} difference(s) from the baseline:\n" + "\n".join(diffs))
     if args.against:
         other = runs[1]
+        if args.against_jsonl:
+            with open(args.against_jsonl, "w", encoding="utf-8") as sink:
+                sink.writelines(json.dumps(r) + "\n" for r in other)
         print(f"--against {args.against}, reviewed back to back:")
         print("\n".join(summarize(other)))
         ratios = [b["cpu"] / a["cpu"] for a, b in zip(rows, other) if a.get("cpu") and b.get("cpu")]

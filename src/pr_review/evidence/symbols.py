@@ -55,6 +55,8 @@ class Resolver:
         self._top: set[str] | None = None
         self._defs: dict[str, tuple[set[str], bool] | None] = {}
         self._textdefs: dict[str, set[str]] = {}
+        self._files: dict[str, tuple[str, str] | None] = {}
+        self._has: dict[tuple[str, str], tuple[bool, str]] = {}
 
     def top_level(self) -> set[str]:
         if self._top is None:
@@ -68,6 +70,11 @@ class Resolver:
 
     def module_file(self, module: str) -> tuple[str, str] | None:
         """(kind, path) for a dotted module: ('file', a/b.py), ('package', a/b/__init__.py) or ('namespace', a/b)."""
+        if module not in self._files:
+            self._files[module] = self._module_file(module)
+        return self._files[module]
+
+    def _module_file(self, module: str) -> tuple[str, str] | None:
         rel = module.replace(".", "/")
         if blob_kind(self.source, rel + ".py") == "blob":
             return "file", rel + ".py"
@@ -98,6 +105,11 @@ class Resolver:
 
     def has_name(self, module: str, name: str) -> tuple[bool, str]:
         """Whether `from module import name` resolves; (True, '') when it cannot be decided."""
+        if (module, name) not in self._has:
+            self._has[(module, name)] = self._has_name(module, name)
+        return self._has[(module, name)]
+
+    def _has_name(self, module: str, name: str) -> tuple[bool, str]:
         found = self.module_file(module)
         if found is None:
             return True, ""  # reported as a missing module instead
