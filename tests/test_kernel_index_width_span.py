@@ -46,3 +46,19 @@ def test_choices_that_fire(body: str, tensors: list[str], top_byte: bool) -> Non
 ])
 def test_sound_or_guarding_tests_are_clear(body: str) -> None:
     assert _choices(body) == []
+
+
+@pytest.mark.parametrize("body, moved", [
+    ("q = p + row * s\ntl.store(q + offs, x)", True),  # a per-row base kept in a name
+    ("p += row * s\ntl.store(p + offs, x)", True),
+    ("x = gl.amd.cdna4.buffer_load(ptr=p + row * s, offsets=offs)", True),  # a buffer op's base
+    ("x = _load_rows(p + row * s, offs)", True),  # a helper's base
+    ("x = tl.load(p + row * s + offs)", False),  # a full address
+    ("x = gl.amd.cdna4.buffer_load(p, offs)", False),  # the unmoved base
+    ("x = _load_rows(p, offs)", False),
+    ("t = p.dtype.element_ty", False),  # no address at all
+])
+def test_moved_base(body: str, moved: bool) -> None:
+    from pr_review.detectors.index_width_span import _moves_base
+    tree = ast.parse("def k(p, s, offs, x):\n    row = 0\n    " + body.replace("\n", "\n    "))
+    assert _moves_base(tree, tree.body[0], "p") is moved

@@ -15,8 +15,11 @@ Fires when, in one function, on lines the PR added:
 - the comparison gates a choice: the test of an `if`/conditional expression that does more than raise,
   or a call argument, directly or through the local flag it is stored in;
 - the function hands `t`'s strides on (`t.stride(k)`), so the kernel addresses `t` by them;
-- and nothing in the function establishes `t`'s contiguity (`t.is_contiguous()`, `t = ….contiguous()`,
-  `t` allocated there, or a module helper that makes it contiguous).
+- nothing in the function establishes `t`'s contiguity (`t.is_contiguous()`, `t = ….contiguous()`,
+  `t` allocated there, or a module helper that makes it contiguous);
+- and the kernels it launches with `t` (read through the module's imports) do not use `t`'s pointer only as a
+  moved base (`p + row * stride` kept, handed to a helper or to a buffer op as its base): offsets from a moved
+  base do not span the whole tensor, so its size bounds nothing either way.
 A size computed from the strides never reads `numel()` and is not seen.
 """
 from __future__ import annotations
@@ -26,12 +29,12 @@ import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import walk
+from ..lang.python import FUNCTION_TYPES, dotted_name, imported_module_path, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
-from .contiguity import _assignments
-from .index_width import INT32_LIMITS, _const_int, _short, _strided_tensor
+from .contiguity import _assignments, _bound
+from .index_width import ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _call_tail, _const_int, _short, _strided_tensor
 
 SIZE_CALLS = ("numel", "nelement")
 SIZE_TEXT = re.compile(r"\b(numel|nelement)\s*\(")
@@ -169,6 +172,82 @@ def _strides_read(scope: ast.AST) -> set[str]:
     return out
 
 
+def _kernel_defs(review: ReviewInput, path: str, tree: ast.Module, name: str,
+                 ) -> list[tuple[ast.Module, ast.FunctionDef]]:
+    """Every def a launch of `name` can reach: in this module, or through any `from … import` of it — arch
+    switches import one name from several modules (`if arch == "gfx950": from …gfx950… import k`)."""
+    found = [(tree, d) for d in tree.body if isinstance(d, FUNCTION_TYPES) and d.name == name]
+    for node in index_of(tree).of_type(ast.ImportFrom):
+        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+        if alias is None:
+            continue
+        module = imported_module_path(path, node)
+        for candidate in (module + ".py", module + "/__init__.py"):
+            other = review.source.python(candidate) if review.source.exists(candidate) else None
+            if other is not None:
+                found.extend((other, d) for d in other.body if isinstance(d, FUNCTION_TYPES) and d.name == alias.name)
+    return found  # type: ignore[return-value]
+
+
+def _moves_base(module: ast.Module, kernel: ast.FunctionDef, param: str) -> bool:
+    """The kernel only ever uses the pointer `param` as a moved base: `p + row * stride` kept in a name or
+    `p += …`, handed to a helper, or given as a buffer op's base (reading `p.dtype` aside). Its 32-bit offsets
+    are then relative to that base, so the tensor's whole span is not what they address, and a size test of
+    the whole tensor bounds nothing either way. `tl.load(p + offs)` is a full address, not a moved base."""
+    parents = index_of(module).parents
+    if any(isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name) and n.target.id == param
+           for n in walk(kernel)):
+        return True  # the pointer walks (`p += BLOCK * stride`): every address is from where it has got to
+    moved = False
+    for node in walk(kernel):
+        if not (isinstance(node, ast.Name) and node.id == param) or isinstance(node.ctx, ast.Store):
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            continue  # p.dtype.element_ty
+        if not (isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Add)):
+            return False
+        top = parent
+        while isinstance(parents.get(top), ast.BinOp) and isinstance(parents[top].op, ast.Add):
+            top = parents[top]
+        holder = parents.get(top)
+        if isinstance(holder, ast.keyword):
+            if holder.arg != "ptr":
+                return False
+            moved = True
+        elif isinstance(holder, (ast.Assign, ast.AnnAssign)):
+            moved = True
+        elif isinstance(holder, ast.Call) and top in holder.args:
+            tail = _call_tail(holder)
+            if tail in POINTER_CALLS:
+                return False  # a full address
+            if tail in ADDRESS_ARGS and holder.args.index(top) != ADDRESS_ARGS[tail][0]:
+                return False  # the 32-bit offsets themselves
+            moved = True  # a buffer op's base, or a helper's
+        else:
+            return False
+    return moved
+
+
+def _addressed_from_moved_bases(review: ReviewInput, path: str, tree: ast.Module, scope: ast.AST,
+                                tensor: str) -> bool:
+    """Every kernel the function launches with `tensor` (resolved in this module or through its imports)
+    moves that tensor's pointer before using it. False when a launch's kernel cannot be read."""
+    launches = [c for c in walk(scope) if isinstance(c, ast.Call) and isinstance(c.func, ast.Subscript)
+                and any(ast.unparse(a) == tensor for a in [*c.args, *(k.value for k in c.keywords)])]
+    if not launches:
+        return False
+    for launch in launches:
+        kernels = _kernel_defs(review, path, tree, dotted_name(launch.func.value).rsplit(".", 1)[-1])
+        if not kernels:
+            return False
+        for module, kernel in kernels:
+            params = [p for p, arg in _bound(launch, kernel).items() if ast.unparse(arg) == tensor]
+            if not params or not all(_moves_base(module, kernel, p) for p in params):
+                return False
+    return True
+
+
 def _span_choices(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Compare, ast.AST, dict[str, ast.Call],
                                                                         bool, int]]:
     """(comparison, gate, tensors sized by logical size and read by strides without a contiguity check,
@@ -220,7 +299,12 @@ def int32_addressing_by_logical_size(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False, added_matching=ADDED):
         if not SIZE_TEXT.search(review.source.text(f.path) or ""):
             continue
+        index = index_of(tree)
         for compare, gate, loose, top_byte, line in _span_choices(tree, f.added_lines):
+            scope = index.scope_of(compare)
+            loose = {t: c for t, c in loose.items() if not _addressed_from_moved_bases(review, f.path, tree, scope, t)}
+            if not loose:
+                continue
             names = ", ".join(f"`{t}`" for t in loose)
             size = next(iter(loose.values()))
             off_by_one = ""
