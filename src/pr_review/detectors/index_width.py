@@ -513,12 +513,7 @@ def _int32_guarded(tree: ast.Module) -> set[str]:
     reads): the launcher takes another path when the offset would not fit, so the kernel's 32-bit offset into
     them is capped. A comparison kept in a flag (passed on as a kernel mode) does not count."""
     index = index_of(tree)
-    consts: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = _const_int(node.value, consts)
-            if value is not None:
-                consts[node.targets[0].id] = value
+    consts = module_constants(tree)
     out: set[str] = set()
     for compare in index.of_type(ast.Compare):
         sides = [compare.left, *compare.comparators]
@@ -542,6 +537,17 @@ def _int32_guarded(tree: ast.Module) -> set[str]:
                 out.add(ast.unparse(tensor))
             todo.extend(children(node))
     return out
+
+
+def module_constants(tree: ast.Module) -> dict[str, int]:
+    """The module's names bound to a compile-time integer (`_MAX_INT32 = 2**31 - 1`), in order."""
+    consts: dict[str, int] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value = _const_int(node.value, consts)
+            if value is not None:
+                consts[node.targets[0].id] = value
+    return consts
 
 
 def _const_int(node: ast.AST, consts: dict[str, int]) -> int | None:

@@ -34,7 +34,8 @@ from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 from .contiguity import _assignments, _bound
-from .index_width import ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _call_tail, _const_int, _short, _strided_tensor
+from .index_width import (ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _call_tail, _const_int, _short,
+                          _strided_tensor, module_constants)
 
 SIZE_CALLS = ("numel", "nelement")
 SIZE_TEXT = re.compile(r"\b(numel|nelement)\s*\(")
@@ -56,12 +57,7 @@ def _method(node: ast.AST, names: Iterable[str]) -> ast.AST | None:
 
 
 def _constants(tree: ast.Module, assigned: dict[str, list[ast.AST]]) -> dict[str, int]:
-    consts: dict[str, int] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            value = _const_int(node.value, consts)
-            if value is not None:
-                consts[node.targets[0].id] = value
+    consts = module_constants(tree)
     for name, values in assigned.items():  # a local bound once to a constant (not a tuple's element)
         if len(values) == 1:
             value = _const_int(values[0], consts)
