@@ -276,7 +276,7 @@ def _span_choices(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Compa
         gate = _gate(compare, scope, index.parents)
         if gate is None:
             continue
-        chain = [compare.lineno, *(c.lineno for c in loose.values()), gate.lineno]
+        chain = [compare.lineno, *(c.lineno for c in loose.values())]  # the decision is the PR's, not only a use of it
         line = next((n for n in chain if n in added), 0)
         if line:
             bound = bounds[0] if bound_left else bounds[1]
