@@ -62,3 +62,10 @@ def test_moved_base(body: str, moved: bool) -> None:
     from pr_review.detectors.index_width_span import _moves_base
     tree = ast.parse("def k(p, s, offs, x):\n    row = 0\n    " + body.replace("\n", "\n    "))
     assert _moves_base(tree, tree.body[0], "p") is moved
+
+
+def test_side_ruled_out_by_an_assertion() -> None:
+    # aiter 26aecec7ce: the buffer-load flag of a gfx1250-only launcher
+    body = 'assert arch == "gfx1250"\nwide = not (arch != "gfx1250" and x.numel() <= LIMIT)'
+    assert _choices(body) == []
+    assert len(_choices('assert arch == "gfx950"\nwide = not (arch != "gfx1250" and x.numel() <= LIMIT)')) == 1

@@ -131,6 +131,25 @@ def _gate(decision: ast.AST, scope: ast.AST, parents: dict[ast.AST, ast.AST]) ->
     return None
 
 
+def _ruled_out(decision: ast.AST, scope: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
+    """The decision sits in an `and` with a test the function's own assertion makes false: `ARCH != "gfx1250"
+    and size <= LIMIT` under `assert ARCH == "gfx1250"` never picks the 32-bit side."""
+    asserted = {ast.unparse(a.test) for a in walk(scope) if isinstance(a, ast.Assert) and isinstance(a.test, ast.Compare)}
+    node, parent = decision, parents.get(decision)
+    while isinstance(parent, ast.BoolOp):
+        if isinstance(parent.op, ast.And):
+            for other in parent.values:
+                if other is node or not (isinstance(other, ast.Compare) and len(other.ops) == 1
+                                         and isinstance(other.ops[0], (ast.Eq, ast.NotEq))):
+                    continue
+                opposite = ast.Compare(other.left, [ast.Eq() if isinstance(other.ops[0], ast.NotEq) else ast.NotEq()],
+                                       other.comparators)
+                if ast.unparse(opposite) in asserted:
+                    return True
+        node, parent = parent, parents.get(parent)
+    return False
+
+
 def _contiguous_helpers(tree: ast.Module) -> set[str]:
     """Module functions that return their argument made contiguous (`return x.contiguous()` somewhere in them)."""
     out: set[str] = set()
@@ -274,7 +293,7 @@ def _span_choices(tree: ast.Module, added: set[int]) -> Iterator[tuple[ast.Compa
         if not loose:
             continue
         gate = _gate(compare, scope, index.parents)
-        if gate is None:
+        if gate is None or _ruled_out(compare, scope, index.parents):
             continue
         chain = [compare.lineno, *(c.lineno for c in loose.values())]  # the decision is the PR's, not only a use of it
         line = next((n for n in chain if n in added), 0)
