@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from ..git.diff import ChangedFile
+from ..lang.index import index_of
+from ..lang.python import FUNCTION_TYPES, imported_module_path
 from ..model import PRInfo
 from ..profiles import Profile
 from ..repofacts import RepoFacts
@@ -50,6 +52,22 @@ class ReviewInput:
     def base_text(self, f: ChangedFile, new_file: str | None = None) -> str | None:
         """The file's base-side text (under its old name when renamed); `new_file` for a new file."""
         return new_file if f.is_new else self.source.text(f.old_path or f.path, "base")
+
+    def defs_reached(self, path: str, tree: ast.Module, name: str) -> list[tuple[ast.Module, ast.FunctionDef]]:
+        """Every def `name` can mean in module `path`: its own top-level defs first, then one hop through each
+        `from … import` of it anywhere in the module — arch switches import one name from several modules
+        (`if arch == "gfx950": from …gfx950… import k`)."""
+        found = [(tree, d) for d in tree.body if isinstance(d, FUNCTION_TYPES) and d.name == name]
+        for node in index_of(tree).of_type(ast.ImportFrom):
+            alias = next((a for a in node.names if (a.asname or a.name) == name), None)
+            if alias is None:
+                continue
+            module = imported_module_path(path, node)
+            for candidate in (module + ".py", module + "/__init__.py"):
+                other = self.source.python(candidate) if self.source.exists(candidate) else None
+                if other is not None:
+                    found += [(other, d) for d in other.body if isinstance(d, FUNCTION_TYPES) and d.name == alias.name]
+        return found  # type: ignore[return-value]
 
     def is_test(self, path: str) -> bool:
         return bool(TEST_PATH.search(path)) or self.profile.is_test(path)

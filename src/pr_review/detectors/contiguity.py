@@ -15,7 +15,7 @@ from typing import Iterable, Iterator
 from ..evidence._util import short
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, imported_module_path, walk
+from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -228,7 +228,7 @@ def _callee_verdict(review: ReviewInput, path: str, tree: ast.Module, call: ast.
     (it passes the strides on, reads them, or densifies), "dense" (its definition is in the tree and does
     none of that) or "unknown" (no definition in the tree: an op of another repository, as aiter's ops are
     to ATOM, proves nothing either way)."""
-    callee = _imported_def(review, path, tree, dotted_name(call.func))
+    callee = next((d for _, d in review.defs_reached(path, tree, dotted_name(call.func))), None)
     if callee is None or _is_stub(callee):
         position = next((i for i, a in enumerate(call.args) if ast.unparse(a)[:40] == arg_text), None)
         op = dotted_name(call.func).rsplit(".", 1)[-1]
@@ -262,25 +262,6 @@ def _callee_verdict(review: ReviewInput, path: str, tree: ast.Module, call: ast.
 
 STRIDE_NAME = re.compile(r"stride|^ld[a-z]?$", re.I)
 SIZE_CALLS = frozenset({"size", "numel", "dim", "next_power_of_2", "cdiv", "max", "min", "int", "len"})
-
-
-def _imported_def(review: ReviewInput, path: str, tree: ast.Module, name: str) -> ast.FunctionDef | None:
-    """The def `name` refers to: in this module, or one hop through a `from … import` (absolute or relative)."""
-    local = next((d for d in tree.body if isinstance(d, FUNCTION_TYPES) and d.name == name), None)
-    if local is not None:
-        return local
-    for node in tree.body:
-        if not isinstance(node, ast.ImportFrom):
-            continue
-        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
-        if alias is None:
-            continue
-        module = imported_module_path(path, node)
-        for candidate in (module + ".py", module + "/__init__.py"):
-            other = review.source.python(candidate) if review.source.exists(candidate) else None
-            if other is not None:
-                return next((d for d in other.body if isinstance(d, FUNCTION_TYPES) and d.name == alias.name), None)
-    return None
 
 
 def _assignments(func: ast.AST) -> dict[str, list[ast.expr]]:
@@ -393,7 +374,7 @@ def _launcher_hits(review: ReviewInput, path: str, tree: ast.Module, added: set[
         func = next((a for a in index.ancestors(call) if isinstance(a, FUNCTION_TYPES)), None)
         if func is None or _device(func):
             continue
-        kernel = _imported_def(review, path, tree, call.func.value.id)
+        kernel = next((d for _, d in review.defs_reached(path, tree, call.func.value.id)), None)
         if kernel is None or not _device(kernel):
             continue
         bound = _bound(call, kernel)

@@ -29,7 +29,7 @@ import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import FUNCTION_TYPES, dotted_name, imported_module_path, walk
+from ..lang.python import dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -187,23 +187,6 @@ def _strides_read(scope: ast.AST) -> set[str]:
     return out
 
 
-def _kernel_defs(review: ReviewInput, path: str, tree: ast.Module, name: str,
-                 ) -> list[tuple[ast.Module, ast.FunctionDef]]:
-    """Every def a launch of `name` can reach: in this module, or through any `from … import` of it — arch
-    switches import one name from several modules (`if arch == "gfx950": from …gfx950… import k`)."""
-    found = [(tree, d) for d in tree.body if isinstance(d, FUNCTION_TYPES) and d.name == name]
-    for node in index_of(tree).of_type(ast.ImportFrom):
-        alias = next((a for a in node.names if (a.asname or a.name) == name), None)
-        if alias is None:
-            continue
-        module = imported_module_path(path, node)
-        for candidate in (module + ".py", module + "/__init__.py"):
-            other = review.source.python(candidate) if review.source.exists(candidate) else None
-            if other is not None:
-                found.extend((other, d) for d in other.body if isinstance(d, FUNCTION_TYPES) and d.name == alias.name)
-    return found  # type: ignore[return-value]
-
-
 def _moves_base(module: ast.Module, kernel: ast.FunctionDef, param: str) -> bool:
     """The kernel only ever uses the pointer `param` as a moved base: `p + row * stride` kept in a name or
     `p += …`, handed to a helper, or given as a buffer op's base (reading `p.dtype` aside). Its 32-bit offsets
@@ -253,7 +236,7 @@ def _addressed_from_moved_bases(review: ReviewInput, path: str, tree: ast.Module
     if not launches:
         return False
     for launch in launches:
-        kernels = _kernel_defs(review, path, tree, dotted_name(launch.func.value).rsplit(".", 1)[-1])
+        kernels = review.defs_reached(path, tree, dotted_name(launch.func.value).rsplit(".", 1)[-1])
         if not kernels:
             return False
         for module, kernel in kernels:
