@@ -10,6 +10,7 @@ from typing import Iterable
 from ..lang import Unparsable
 from ..lang.index import index_of
 from ..lang.python import dotted_name, parse, string_constants, walk
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -123,10 +124,10 @@ def _macro_body(header: str, name: str) -> str:
 
 # ----------------------------------------------------------------------------- temp-script (HK1)
 
-MAINTAINED_DIR = re.compile(r"(^|/)(\.github|\.githooks|\.ci|ci|docker|dockerfiles?|scripts?|tools?|tooling|build|cmake|tests?|"
+MAINTAINED_DIR = lazy_re(r"(^|/)(\.github|\.githooks|\.ci|ci|docker|dockerfiles?|scripts?|tools?|tooling|build|cmake|tests?|"
                             r"bin|hooks|install|packaging|deploy|examples?|docs?|recipes?)/", re.IGNORECASE)
-TEMP_NAME = re.compile(r"^(runperf|test_local_)", re.IGNORECASE)
-SCRATCH_NAME = re.compile(r"^(tmp|temp|scratch|debug|untitled|playground)([_.\-].*)?\.(py|sh)$|"
+TEMP_NAME = lazy_re(r"^(runperf|test_local_)", re.IGNORECASE)
+SCRATCH_NAME = lazy_re(r"^(tmp|temp|scratch|debug|untitled|playground)([_.\-].*)?\.(py|sh)$|"
                           r"^(foo|bar|aaa|xxx|test\d*|try\d*|my_?test\d*|[a-z]\d?)\.(py|sh)$|"
                           r"\.(log|orig|rej|bak|swp|swo|prof|nsys-rep|rocprof)$|^nohup\.out$", re.IGNORECASE)
 
@@ -181,7 +182,7 @@ def _personal_paths(review: ReviewInput, path: str) -> str:
 
 # ----------------------------------------------------------------------------- kpack1-on-gfx950 (HK4)
 
-KPACK = re.compile(r"""["']?\bkpack\b["']?\s*[:=]\s*["']?(\d+)""")
+KPACK = lazy_re(r"""["']?\bkpack\b["']?\s*[:=]\s*["']?(\d+)""")
 
 
 @detector("kpack1-on-gfx950")
@@ -226,8 +227,8 @@ def kpack_on_gfx950(review: ReviewInput) -> Iterable[Finding]:
 
 # ----------------------------------------------------------------------------- new-dependency (HK11/HK7)
 
-REQUIREMENTS = re.compile(r"(^|/)(requirements[^/]*|constraints[^/]*)\.(txt|in)$")
-REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+REQUIREMENTS = lazy_re(r"(^|/)(requirements[^/]*|constraints[^/]*)\.(txt|in)$")
+REQ_NAME = lazy_re(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 ROCM_SYSTEM = {"amdsmi", "hip", "rccl", "rocm_smi", "rocmsmi", "pyrsmi", "hipblaslt", "rocprofiler", "roctracer",
                "rocblas", "miopen", "hipsparselt", "mori", "rocshmem"}
 IMPORT_TO_DIST = {"yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-learn", "PIL": "pillow",
@@ -236,7 +237,7 @@ IMPORT_TO_DIST = {"yaml": "pyyaml", "cv2": "opencv-python", "sklearn": "scikit-l
                   "Crypto": "pycryptodome", "bs4": "beautifulsoup4", "jwt": "pyjwt", "serial": "pyserial",
                   "OpenSSL": "pyopenssl", "magic": "python-magic", "dotenv": "python-dotenv",
                   "pkg_resources": "setuptools", "flash_attn": "flash-attn", "importlib_metadata": "importlib-metadata"}
-RUNTIME_EXCLUDE = re.compile(r"(^|/)(tests?|op_tests|testing|benchmarks?|op_benchmarks|bench|examples?|docs?|"
+RUNTIME_EXCLUDE = lazy_re(r"(^|/)(tests?|op_tests|testing|benchmarks?|op_benchmarks|bench|examples?|docs?|"
                              r"scripts?|tools?|\.github|3rdparty|third_party)/|(^|/)(setup|conftest)\.py$|"
                              r"(^|/)(bench|benchmark|profile)_[^/]*\.py$")
 

@@ -30,22 +30,23 @@ from ..lang import Unparsable, cpp_guards
 from ..lang.index import index_of
 from ..lang.python import children, dotted_name, parse_expression, walk
 from ..lang.python import comments as py_comments
+from ..lang.regex import lazy_re
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
-PREFILTER = re.compile(r"\bassert\b|\braise\b|\bthrow\b|CHECK|zeros|zero_\(|contiguous\(|ASSERT|_check\(")
-CONDITION_LINE = re.compile(r"^\s*(?:el)?if\b|^\s*(?:else\s+)?if\s*\(")  # an `if … raise` edits only its test
-INVARIANT_WORDS = re.compile(
+PREFILTER = lazy_re(r"\bassert\b|\braise\b|\bthrow\b|CHECK|zeros|zero_\(|contiguous\(|ASSERT|_check\(")
+CONDITION_LINE = lazy_re(r"^\s*(?:el)?if\b|^\s*(?:else\s+)?if\s*\(")  # an `if … raise` edits only its test
+INVARIANT_WORDS = lazy_re(
     r"\b(must|required|requires|require|needs? to|has to|have to|do not remove|don't remove|never remove|"
     r"otherwise|guarantees?|invariant)\b|read back as zero|must be zero|zero[- ]?init\w* (?:is )?(?:needed|required)",
     re.IGNORECASE)
-CONTRADICTION_WORDS = re.compile(
+CONTRADICTION_WORDS = lazy_re(
     r"\b(not needed|no need|needn't|never read|not read|unnecessary|not required|no longer (?:needed|required)|"
     r"uninitiali[sz]ed|ignores? it|ignored|no zero[- ]?init\w*|left as garbage|don't care)\b", re.IGNORECASE)
-ZERO_JUSTIFY = re.compile(r"\b(memset\w*|zeroe?s? (?:it|this|the)|writes? (?:every|all|each)|every (?:\w+ )?element|"
+ZERO_JUSTIFY = lazy_re(r"\b(memset\w*|zeroe?s? (?:it|this|the)|writes? (?:every|all|each)|every (?:\w+ )?element|"
                           r"fully (?:written|overwritten)|overwrit\w*|never read|not read|is safe|safe because)\b",
                           re.IGNORECASE)
-OPTIONAL_HINT = re.compile(r"has_value\(\)|!=\s*nullptr|==\s*nullptr|std::optional|c10::optional|Optional\[|"
+OPTIONAL_HINT = lazy_re(r"has_value\(\)|!=\s*nullptr|==\s*nullptr|std::optional|c10::optional|Optional\[|"
                            r"\| None\b|\bis not None\b|\bis None\b|value_or\(")
 PY_NOISE = {"self", "cls", "len", "int", "float", "str", "bool", "tuple", "list", "dict", "set", "isinstance",
             "type", "all", "any", "torch", "aiter", "np", "dtypes", "None", "True", "False", "shape", "dtype",
@@ -336,10 +337,24 @@ def _head_guards(review: ReviewInput, interest: dict[str, set[str]]) -> dict[str
         if text is None:
             continue
         functions = interest.get(f.path, set())
-        if "" in functions:  # a module-level guard: the whole file is its scope
+        tree = review.source.python(f.path) if "" in functions and f.language == "python" else None
+        if tree is not None:
+            # a module-level guard: its scope is the module's own statements (a fate reads only head guards
+            # on added lines or in the functions that lost one, so the defs' other guards are not read)
+            out[f.path] = python_guards(tree, f.added_lines | _module_statement_lines(tree), functions - {""})
+        elif "" in functions:  # the whole file is its scope
             out[f.path] = _guards_of(review, f.path, "head", f.language, text)
         else:
             out[f.path] = _guards_of(review, f.path, "head", f.language, text, f.added_lines, functions)
+    return out
+
+
+def _module_statement_lines(tree: ast.Module) -> set[int]:
+    """The lines of a module's statements other than its defs and classes."""
+    out: set[int] = set()
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
     return out
 
 
@@ -509,7 +524,7 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     return fate
 
 
-UNREAD_BY_DESIGN = re.compile(r"\buninitiali[sz]ed\b[^.\n]*\b(never|not) read\b|\b(never|not) read\b[^.\n]*\buninitiali[sz]ed\b",
+UNREAD_BY_DESIGN = lazy_re(r"\buninitiali[sz]ed\b[^.\n]*\b(never|not) read\b|\b(never|not) read\b[^.\n]*\buninitiali[sz]ed\b",
                               re.IGNORECASE)
 
 
@@ -763,7 +778,7 @@ def _only_for_the_guard(review: ReviewInput, f: ChangedFile, g: Guard, removed: 
     return True
 
 
-CPP_CONST_CMP = re.compile(r"^\s*!?\(*\s*[A-Za-z_][\w.\->\[\]]*\s*(==|!=|<=|>=|<|>)\s*[-+*/%()<>\s\dxXa-fA-FLlUu.]+\)*\s*$|"
+CPP_CONST_CMP = lazy_re(r"^\s*!?\(*\s*[A-Za-z_][\w.\->\[\]]*\s*(==|!=|<=|>=|<|>)\s*[-+*/%()<>\s\dxXa-fA-FLlUu.]+\)*\s*$|"
                            r"^\s*!?\(*\s*[-+*/%()<>\s\dxXa-fA-FLlUu.]+(==|!=|<=|>=|<|>)\s*[A-Za-z_][\w.\->\[\]]*\s*\)*\s*$")
 
 
@@ -816,7 +831,7 @@ def _lifted(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-UNSUPPORTED = re.compile(r"not (?:yet |currently )?(?:supported|implemented|available)|unsupported|only supports?\b|"
+UNSUPPORTED = lazy_re(r"not (?:yet |currently )?(?:supported|implemented|available)|unsupported|only supports?\b|"
                          r"(?:does|do|is)(?: not|n't)(?: yet| currently)? (?:support|handle)|cannot handle|can't handle",
                          re.IGNORECASE)
 
@@ -835,7 +850,7 @@ def _implemented(f: ChangedFile, g: Guard, body: str, start: int) -> str:
     return ""
 
 
-PLACEHOLDER = re.compile(r"\b(?:TODO|FIXME|XXX)\b|not (?:yet )?implemented|unimplemented|to be (?:filled|implemented)|"
+PLACEHOLDER = lazy_re(r"\b(?:TODO|FIXME|XXX)\b|not (?:yet )?implemented|unimplemented|to be (?:filled|implemented)|"
                          r"needs? to be (?:filled|implemented|added)", re.IGNORECASE)
 
 
@@ -953,7 +968,7 @@ def _downgraded_to_warning(review: ReviewInput, f: ChangedFile, g: Guard) -> tup
     return None
 
 
-ENV_READ = re.compile(r"\bos\.(?:getenv|environ\.get|environ\[)|\benviron\.get\(|\bgetenv\(")
+ENV_READ = lazy_re(r"\bos\.(?:getenv|environ\.get|environ\[)|\benviron\.get\(|\bgetenv\(")
 
 
 def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
@@ -980,7 +995,7 @@ def _debug_switch(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-STRIDE_OF = re.compile(r"(\w+)\.stride\(")
+STRIDE_OF = lazy_re(r"(\w+)\.stride\(")
 
 
 def _now_strided(f: ChangedFile, g: Guard) -> str:
@@ -1001,7 +1016,7 @@ def _now_strided(f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-LIMIT = re.compile(r"(?<![\w.])(\w+)(>=|<=|>|<)(\w+)(?![\w(])")
+LIMIT = lazy_re(r"(?<![\w.])(\w+)(>=|<=|>|<)(\w+)(?![\w(])")
 
 
 def _clamped_to_limit(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
@@ -1025,7 +1040,7 @@ def _clamped_to_limit(review: ReviewInput, f: ChangedFile, g: Guard) -> str:
     return ""
 
 
-SUPPORT_TITLE = re.compile(r"\b(support|supports|supported|enable|enables|implement|implements|add|adds|allow|allows|"
+SUPPORT_TITLE = lazy_re(r"\b(support|supports|supported|enable|enables|implement|implements|add|adds|allow|allows|"
                            r"lift|lifts|unlock|unlocks|relax|relaxes|rm|remove|removes|drop|drops)\b", re.IGNORECASE)
 MESSAGE_NOISE = {"support", "supported", "unsupported", "currently", "only", "with", "when", "this", "that", "must",
                  "kernel", "path", "mode", "case", "input", "inputs", "tensor", "tensors", "yet", "does", "not", "for"}
@@ -1268,7 +1283,7 @@ def _helper_guard(g: Guard, body: str, heads: dict[str, list[Guard]], added: dic
     return None
 
 
-JUSTIFY_WORDS = re.compile(r"\b(safe|supported|support|handled|handles|no longer|not needed|unnecessary|now|"
+JUSTIFY_WORDS = lazy_re(r"\b(safe|supported|support|handled|handles|no longer|not needed|unnecessary|now|"
                            r"instead|because|guaranteed|always)\b", re.IGNORECASE)
 
 

@@ -16,15 +16,16 @@ from dataclasses import dataclass, field
 
 from ..detectors.base import ReviewInput
 from ..lang.python import walk
+from ..lang.regex import lazy_re
 from ..source import Source
 from . import Artifact, collector
 from ._util import blob_kind, short
 
-DEF_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
-ASSIGN_RE = re.compile(r"^[ \t]*([\w][\w, ()\[\]*]*?)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
-IMPORT_RE = re.compile(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]+)", re.MULTILINE)
-GLOBAL_RE = re.compile(r"\bglobal[ \t]+([\w, ]+)")
-OPEN_MARKERS = re.compile(r"import \*|__all__|def __getattr__|globals\(\)|setattr\(|sys\.modules")
+DEF_RE = lazy_re(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
+ASSIGN_RE = lazy_re(r"^[ \t]*([\w][\w, ()\[\]*]*?)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
+IMPORT_RE = lazy_re(r"^[ \t]*(?:from[ \t]+\S+[ \t]+)?import[ \t]+(\([^)]*\)|[^\n#]+)", re.MULTILINE)
+GLOBAL_RE = lazy_re(r"\bglobal[ \t]+([\w, ]+)")
+OPEN_MARKERS = lazy_re(r"import \*|__all__|def __getattr__|globals\(\)|setattr\(|sys\.modules")
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "AttributeError"}
 
 
@@ -276,8 +277,8 @@ def symbols(review: ReviewInput) -> Artifact:
     return Artifact("symbols", lines, data)
 
 
-IMPORT_LINE = re.compile(r"^\s*(from\s+\S+\s+import\b|import\s)")
-BOUND_NAMES = re.compile(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\(?([^\n#]+)|^[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)",
+IMPORT_LINE = lazy_re(r"^\s*(from\s+\S+\s+import\b|import\s)")
+BOUND_NAMES = lazy_re(r"^[ \t]*from[ \t]+\S+[ \t]+import[ \t]+\(?([^\n#]+)|^[ \t]*import[ \t]+[\w.]+[ \t]+as[ \t]+(\w+)",
                          re.MULTILINE)
 
 

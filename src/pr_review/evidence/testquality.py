@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ..detectors.base import ReviewInput
 from ..lang.index import index_of
 from ..lang.python import dotted_name, walk
+from ..lang.regex import lazy_re
 from . import Artifact, collector
 from ._util import is_test_file, short
 
@@ -25,10 +26,10 @@ ASSERT_CALLS = {
     "assert_verify", "assert_has_calls", "assert_called", "assert_called_once", "assert_called_with",
     "assert_called_once_with", "assert_not_called", "assert_any_call",
 }
-ASSERT_PREFIX = re.compile(r"^(assert|check|verify|validate|compare|expect|ensure)", re.IGNORECASE)
+ASSERT_PREFIX = lazy_re(r"^(assert|check|verify|validate|compare|expect|ensure)", re.IGNORECASE)
 COMPARE_CALLS = {"assert_close", "assert_allclose", "allclose", "isclose", "checkAllclose", "check_allclose",
                  "assert_equal", "assert_array_equal", "equal", "assertEqual", "assertAllClose"}
-DETERMINISM = re.compile(r"determin|invarian|consisten|reproduc|idempot|stable|same_result|repeat|twice|cache|"
+DETERMINISM = lazy_re(r"determin|invarian|consisten|reproduc|idempot|stable|same_result|repeat|twice|cache|"
                          r"shared|across|reuse|memo|equivalen|symmetr|commut",
                          re.IGNORECASE)
 SHAPE_NAMES = {
@@ -38,10 +39,10 @@ SHAPE_NAMES = {
     "nheads": "heads", "heads": "heads", "head_num": "heads", "num_q_heads": "heads", "num_heads_q": "heads",
     "h": "heads", "hq": "heads",
 }
-NO_RAISE_TEST = re.compile(r"accept|smoke|noop|no_op|tolerat|handles?_|survives?|skips?_|(^|_)empty|edge_?case|graceful|(^|_)runs?(_|$)|import|compile|no_?crash|does_?n[o']?t_?(raise|fail|crash)|"
+NO_RAISE_TEST = lazy_re(r"accept|smoke|noop|no_op|tolerat|handles?_|survives?|skips?_|(^|_)empty|edge_?case|graceful|(^|_)runs?(_|$)|import|compile|no_?crash|does_?n[o']?t_?(raise|fail|crash)|"
                            r"no_?(raise|error|exception)|works|(^|_)loads?(_|$)|build|construct|(^|_)init|instantiat|"
                            r"regist|(^|_)api(_|$)|signature|callable|exists|available", re.IGNORECASE)
-TOL_NAMES = re.compile(r"^(atol|rtol|tol|tolerance|abs_tol|rel_tol|eps)$|_(atol|rtol|tol)$|^(atol|rtol)_", re.IGNORECASE)
+TOL_NAMES = lazy_re(r"^(atol|rtol|tol|tolerance|abs_tol|rel_tol|eps)$|_(atol|rtol|tol)$|^(atol|rtol)_", re.IGNORECASE)
 
 
 @dataclass
@@ -115,8 +116,12 @@ def _direct_checks(func: ast.AST) -> int:
 
 def _asserting_helpers(functions: dict[str, ast.AST]) -> set[str]:
     """Names of functions of this file that assert, directly or through each other."""
-    direct = {name for name, fn in functions.items() if _direct_checks(fn)}
-    calls = {name: {_call_name(c) for c in walk(fn) if isinstance(c, ast.Call)} for name, fn in functions.items()}
+    read: dict[int, tuple[int, set[str]]] = {}  # one walk per def (a method is listed by two names)
+    for fn in functions.values():
+        if id(fn) not in read:
+            read[id(fn)] = (_direct_checks(fn), {_call_name(c) for c in walk(fn) if isinstance(c, ast.Call)})
+    direct = {name for name, fn in functions.items() if read[id(fn)][0]}
+    calls = {name: read[id(fn)][1] for name, fn in functions.items()}
     changed = True
     while changed:
         changed = False
@@ -236,9 +241,9 @@ def _shapes(node: ast.AST) -> dict[str, set[int]]:
     return out
 
 
-ALLOCATORS = re.compile(r"(^|\.)(zeros|ones|empty|full|zeros_like|ones_like|empty_like|full_like|rand\w*|arange|"
+ALLOCATORS = lazy_re(r"(^|\.)(zeros|ones|empty|full|zeros_like|ones_like|empty_like|full_like|rand\w*|arange|"
                         r"tensor|clone|copy|deepcopy|array|list|dict|tuple|set|range|MagicMock|Mock)$")
-TEMPORAL = re.compile(r"before|after|first|second|prev|next|old|new|again|cached|warm|cold|\d$", re.IGNORECASE)
+TEMPORAL = lazy_re(r"before|after|first|second|prev|next|old|new|again|cached|warm|cold|\d$", re.IGNORECASE)
 
 
 def _self_comparison(func: ast.AST) -> str:
@@ -350,7 +355,7 @@ def collect_test_quality(review: ReviewInput) -> Artifact:
     return Artifact("test_quality", _lines(data), data)
 
 
-NO_RAISE_COMMENT = re.compile(r"#.*\b(must not|should not|shouldn't|does not|doesn't|never)\b.*"
+NO_RAISE_COMMENT = lazy_re(r"#.*\b(must not|should not|shouldn't|does not|doesn't|never)\b.*"
                               r"(raise|error|crash|fail|throw|hang)|#.*\bno (error|exception|crash)", re.IGNORECASE)
 
 
