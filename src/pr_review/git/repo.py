@@ -43,16 +43,20 @@ EMPTY_TREE = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
 
 
 class Repo:
-    def __init__(self, root: str | os.PathLike[str]):
+    def __init__(self, root: str | os.PathLike[str], probed: tuple[str, str] | None = None):
+        """`probed`: the git directory and object format, when the caller already asked git for them."""
         self.root = Path(root)
-        git_dir, object_format = _probe(root, "--absolute-git-dir", "--show-object-format").splitlines()
+        git_dir, object_format = probed or _probe(root, "--absolute-git-dir", "--show-object-format").splitlines()
         self.git_dir = Path(git_dir)
         self.empty_tree = EMPTY_TREE[object_format]
         self.fetch_log: list[str] = []
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> "Repo":
-        return cls(_probe(path, "--show-toplevel"))
+        """The repository `path` is in, found by one git call (its top level, git directory and format)."""
+        top, git_dir, object_format = _probe(path, "--show-toplevel", "--absolute-git-dir", "--show-object-format"
+                                             ).splitlines()
+        return cls(top, (git_dir, object_format))
 
     def _command(self, args: tuple[str, ...]) -> list[str]:
         """The full command line for `git <args>`.
