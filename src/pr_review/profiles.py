@@ -90,7 +90,7 @@ def load_profiles(directory: Path | None = None) -> dict[str, Profile]:
         data = load_validated(path, "profile", validate)
         if data["name"] != path.stem:
             raise DataError(f"{path}: name: '{data['name']}' does not match the file name")
-        for i, tier in enumerate(data.get("tiers") or []):
+        for i, tier in enumerate((data.get("tiers") or []) if validate else ()):  # shipped: the data tests
             if tier.get("regex"):
                 try:
                     re.compile(tier["path"])
