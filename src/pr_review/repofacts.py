@@ -8,6 +8,7 @@ maintainer has to argue with. Answers are computed lazily and cached; nothing he
 from __future__ import annotations
 
 import ast
+import json
 import re
 from typing import Iterable, Literal
 
@@ -52,6 +53,7 @@ class RepoFacts:
         self._roles: dict[str, Role] = {}
         self._scripts: dict[str, bool] = {}
         self._upcast_norm: dict[str, bool] = {}
+        self._jit_config: dict[str, dict[str, list[str]] | None] = {}
 
     # ------------------------------------------------------------------ paths
 
@@ -138,6 +140,31 @@ class RepoFacts:
         siblings = [n for n in base_names if n != name and n.startswith(prefix)]
         return prefix if len(siblings) >= REGISTRY_MIN_SIBLINGS else None
 
+    # ------------------------------------------------------------------ compiled ops
+
+    def compiled_sources(self, module: str, side: Side = "head") -> list[str] | None:
+        """The C++ sources aiter's JIT builds `module` from (`@compile_ops("module_x")` → the `srcs` of
+        `aiter/jit/optCompilerConfig.json`, `{AITER_CSRC_DIR}` read as `csrc/`; a directory entry ends in
+        `/`). None when the repository has no such config, the module is not in it, or one of its
+        sources lives under a root this does not resolve (`{CK_DIR}`): the binding is then not read whole."""
+        if side not in self._jit_config:
+            text = self.source.text(JIT_CONFIG, side)
+            table: dict[str, list[str]] | None = None
+            if text:
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    data = None
+                if isinstance(data, dict):
+                    table = {name: [_jit_path(s) for s in entry.get("srcs") or []]
+                             for name, entry in data.items() if isinstance(entry, dict)}
+            self._jit_config[side] = table
+        table = self._jit_config[side]
+        srcs = table.get(module) if table is not None else None
+        if not srcs or any(s is None for s in srcs):
+            return None
+        return srcs
+
     # ------------------------------------------------------------------ tests
 
     def upcast_references_are_the_norm(self, test_path: str) -> bool:
@@ -150,6 +177,21 @@ class RepoFacts:
             upcasting = {p for p, _, _ in self.source.grep(UPCAST, "base", specs, files_only=True)}
             self._upcast_norm[top] = len(tests) >= 4 and len(upcasting & tests) * 4 >= len(tests)
         return self._upcast_norm[top]
+
+
+JIT_CONFIG = "aiter/jit/optCompilerConfig.json"
+JIT_ROOTS = {"AITER_CSRC_DIR": "csrc"}
+
+
+def _jit_path(entry: object) -> str | None:
+    """`f'{AITER_CSRC_DIR}/py_itfs_ck/mha_fwd_kernels.cu'` → `csrc/py_itfs_ck/mha_fwd_kernels.cu`."""
+    if not isinstance(entry, str):
+        return None
+    text = re.sub(r"^f?(['\"])(.*)\1$", r"\2", entry.strip())
+    match = re.fullmatch(r"\{(\w+)\}/(.+)", text)
+    if match is None or match.group(1) not in JIT_ROOTS or "{" in match.group(2):
+        return None
+    return f"{JIT_ROOTS[match.group(1)]}/{match.group(2)}"
 
 
 def _module_leaf(path: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..git.diff import ChangedFile
+from ..lang import Unparsable, cpp
 from ..lang.index import index_of
 from ..lang.python import (
     FUNCTION_TYPES, children, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
@@ -628,6 +629,7 @@ class _Op:
     real: ast.FunctionDef | ast.AsyncFunctionDef | None
     fake: ast.AST | None = None  # expression naming the fake, when passed as an argument
     qualified: str = ""  # "ns::name" for torch.library ops
+    module: str = ""  # the JIT module a compile_ops op loads its C++ entry from
 
 
 REGISTRATION = lazy_re(r"compile_ops|custom_op|direct_register_custom_op|torch_compile_guard")
@@ -657,7 +659,8 @@ def _ops(tree: ast.Module) -> list[_Op]:
                 last = name.rsplit(".", 1)[-1]
                 if last == "compile_ops" and isinstance(d, ast.Call):
                     fc = _str(_kw(d, "fc_name", 1)) or node.name
-                    ops.append(_Op(fc, "compile_ops", node, node, _kw(d, "gen_fake", 3)))
+                    ops.append(_Op(fc, "compile_ops", node, node, _kw(d, "gen_fake", 3),
+                                   module=_str(_kw(d, "_md_name", 0)) or ""))
                 elif last == "custom_op" and name in ("torch.library.custom_op", "library.custom_op", "custom_op") \
                         and isinstance(d, ast.Call):
                     qual = _str(_kw(d, "name", 0)) or node.name
@@ -932,6 +935,7 @@ def fake_impl_mismatch(review: ReviewInput) -> Iterable[Finding]:
                     evidence=[Evidence(f.path, f_el.lineno, ast.unparse(f_el)[:100]),
                               Evidence(f.path, r_el.lineno, ast.unparse(r_el)[:100])],
                 )
+    yield from _kernel_dtype_fakes(review)
 
 
 def _pair_verdicts_one(op: _Op, fake: ast.AST) -> set[str]:
@@ -974,3 +978,366 @@ def _fake_line(fake: ast.AST, real: ast.AST, changed: set[int]) -> int:
         if touches(node, changed):
             return node.lineno
     return fake.lineno
+
+
+# --------------------------------------------------------------------------------------------
+# fake-impl-mismatch, C++ side: the PR changes how a compiled op's C++ entry picks an output's dtype
+# (a ScalarType on one arm of a condition, an input's own dtype on the other), and the op's fake still
+# allocates that output with the input's dtype on some path.
+# --------------------------------------------------------------------------------------------
+
+CPP_ALLOCATORS = frozenset({"empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "full_like",
+                            "empty_strided", "rand", "randn", "randint"})
+SCALAR_CONSTANT = lazy_re(r"(?:(?:at|torch|c10)::)?(?:ScalarType::(\w+)|k([A-Z][A-Za-z0-9_]*))")
+INPUT_DTYPE = lazy_re(r"(?:(?:c10|at|torch)::typeMetaToScalarType\()?(\w+)\s*\.\s*(?:scalar_type|dtype)\s*\(\s*\)\)?")
+CPP_ENTRY = "fc_name\\s*=\\s*[\"']{0}[\"']|def {0}\\s*\\("
+
+
+@dataclass
+class _KernelDtype:
+    """One output of a C++ op entry whose dtype a condition picks: a constant on one arm, an input's own on the other."""
+
+    output: int  # position in the returned tensors
+    function: str
+    alloc_line: int
+    decided_line: int  # the ternary or the assignment of the constant
+    condition: str
+    constant: str  # ScalarType name, e.g. BFloat16
+    source: str  # the parameter whose dtype the other arm copies
+    source_index: int
+    lines: set[int]  # every line that takes part in the choice
+
+
+def _cpp_params(func) -> list[str]:
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    plist = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = []
+    for param in plist.named_children if plist is not None else []:
+        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        inner = param.child_by_field_name("declarator")
+        ident = next((n for n in cpp.walk(inner) if n.type == "identifier"), None) if inner is not None else None
+        names.append(cpp.text_of(ident))
+    return names
+
+
+def _cpp_locals(body) -> dict[str, list[tuple[object, object]]]:
+    """name → (defining node, value) for every `T name = v`, `auto name = v` and `name = v` in a body."""
+    out: dict[str, list[tuple[object, object]]] = {}
+    for node in cpp.walk(body):
+        if node.type == "init_declarator":
+            target, value = node.child_by_field_name("declarator"), node.child_by_field_name("value")
+        elif node.type == "assignment_expression" and cpp.text_of(node.child_by_field_name("operator")) == "=":
+            target, value = node.child_by_field_name("left"), node.child_by_field_name("right")
+        else:
+            continue
+        if target is not None and value is not None and target.type == "identifier":
+            out.setdefault(cpp.text_of(target), []).append((node, value))
+    return out
+
+
+def _cpp_returned(func, body) -> list[str | None] | None:
+    """The names a function returns, by position (`return {out, lse};`), consistent over its returns."""
+    lists = []
+    for node in cpp.walk(body):
+        if node.type != "return_statement" or not node.named_children \
+                or next((a for a in cpp.ancestors(node) if a.type in cpp.FUNCTION_TYPES), None) != func:
+            continue
+        expr = node.named_children[0]
+        if expr.type == "compound_literal_expression":
+            expr = expr.child_by_field_name("value") or expr
+        if expr.type == "initializer_list":
+            elts = expr.named_children
+        elif expr.type == "call_expression" and cpp.callee_name(expr) in ("make_tuple", "tuple", "forward_as_tuple"):
+            elts = expr.child_by_field_name("arguments").named_children
+        else:
+            elts = [expr]
+        lists.append([cpp.text_of(e) if e.type == "identifier" else None for e in elts])
+    if not lists or len({len(names) for names in lists}) != 1:
+        return None
+    return [name if all(names[i] == name for names in lists) else None for i, name in enumerate(lists[0])]
+
+
+def _dtype_argument(call, locals_: dict, depth: int = 0):
+    """X in an allocation's `opts.dtype(X)` / `torch::dtype(X)`, directly or through an options local."""
+    args = call.child_by_field_name("arguments")
+    for node in cpp.walk(args) if args is not None else []:
+        if node.type != "call_expression":
+            continue
+        fn = node.child_by_field_name("function")
+        named = node.child_by_field_name("arguments").named_children
+        if named and (fn.type == "field_expression" and cpp.text_of(fn.child_by_field_name("field")) == "dtype"
+                      or cpp.text_of(fn) in ("torch::dtype", "at::dtype")):
+            return named[0]
+    if depth == 0:
+        for arg in args.named_children if args is not None else []:
+            defs = locals_.get(cpp.text_of(arg), []) if arg.type == "identifier" else []
+            if len(defs) == 1 and defs[0][1].type == "call_expression":
+                found = _dtype_argument(defs[0][1], locals_, 1) if ".dtype(" in cpp.text_of(defs[0][1]) else None
+                if found is not None:
+                    return found
+    return None
+
+
+def _dtype_arm(node, locals_: dict, params: list[str], depth: int = 0) -> tuple[str, str] | None:
+    """('const', ScalarType name) or ('input', parameter) for one arm of a dtype choice."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    text = cpp.text_of(node).strip()
+    match = SCALAR_CONSTANT.fullmatch(text)
+    if match:
+        return ("const", match.group(1) or match.group(2))
+    match = INPUT_DTYPE.fullmatch(text)
+    if match and match.group(1) in params:
+        return ("input", match.group(1))
+    defs = locals_.get(text, []) if node.type == "identifier" and depth < 3 else []
+    return _dtype_arm(defs[0][1], locals_, params, depth + 1) if len(defs) == 1 else None
+
+
+def _dtype_choice(node, locals_: dict, params: list[str], func, depth: int = 0):
+    """(condition, constant, input parameter, deciding line, lines) when `node` picks a dtype by a condition."""
+    while node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[0]
+    if node.type == "conditional_expression":
+        arms = [_dtype_arm(node.child_by_field_name(k), locals_, params) for k in ("consequence", "alternative")]
+        kinds = [a[0] if a else None for a in arms]
+        condition = cpp.text_of(node.child_by_field_name("condition"))
+        if kinds == ["const", "input"]:
+            return condition, arms[0][1], arms[1][1], cpp.line_of(node), {cpp.line_of(node)}
+        if kinds == ["input", "const"]:
+            return f"!({condition})", arms[1][1], arms[0][1], cpp.line_of(node), {cpp.line_of(node)}
+        return None
+    if node.type != "identifier" or depth > 2:
+        return None
+    defs = locals_.get(cpp.text_of(node), [])
+    if len(defs) == 1:
+        found = _dtype_choice(defs[0][1], locals_, params, func, depth + 1)
+        return found and (*found[:4], found[4] | {cpp.line_of(defs[0][0])})
+    arms = [(d, _dtype_arm(v, locals_, params)) for d, v in defs]
+    if len(arms) < 2 or any(a is None for _, a in arms):
+        return None
+    consts = [(d, a) for d, a in arms if a[0] == "const"]
+    inputs = {a[1] for _, a in arms if a[0] == "input"}
+    if len(consts) != 1 or len(inputs) != 1:
+        return None
+    where, (_, constant) = consts[0]
+    guard = cpp.guards(where, stop=func)
+    if not guard:
+        return None  # assigned unconditionally: a later plain assignment, not a choice
+    return guard[0][1], constant, inputs.pop(), cpp.line_of(where), {cpp.line_of(d) for d, _ in arms}
+
+
+def _kernel_dtype_choices(text: str, name: str, changed: set[int]) -> list[_KernelDtype]:
+    """Outputs of C++ function `name` whose dtype a condition picks, where the PR changed a line of that choice."""
+    out = []
+    for func in cpp.nodes_of_type(cpp.parse(text), "function_definition"):
+        if cpp.function_name(func) != name:
+            continue
+        body = func.child_by_field_name("body")
+        if body is None or not any(cpp.line_of(func) <= n <= func.end_point[0] + 1 for n in changed):
+            continue
+        returned = _cpp_returned(func, body)
+        if not returned:
+            continue
+        params = _cpp_params(func)
+        locals_ = _cpp_locals(body)
+        for index, ret in enumerate(returned):
+            for _, value in locals_.get(ret or "", []):
+                if value.type != "call_expression" or cpp.callee_name(value) not in CPP_ALLOCATORS:
+                    continue
+                dtype = _dtype_argument(value, locals_)
+                choice = _dtype_choice(dtype, locals_, params, func) if dtype is not None else None
+                if choice is None:
+                    continue
+                condition, constant, source, decided, lines = choice
+                lines = lines | {cpp.line_of(value), cpp.line_of(dtype)}
+                if lines & changed:
+                    out.append(_KernelDtype(index, name, cpp.line_of(value), decided, condition, constant, source,
+                                            params.index(source), lines))
+                break
+    return out
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
+
+
+def _returned_output(tree: ast.Module, func, index: int, renames: dict[str, str], depth: int = 0):
+    """(function, expression, caller names of its parameters) for output `index` of `func`, following a
+    `return helper(...)` into a def of the same module; None when the returns disagree or are not visible."""
+    returns = [n.value for n in walk(func) if isinstance(n, ast.Return) and n.value is not None
+               and innermost_function(func, n) is func]
+    if len(returns) != 1:
+        return None
+    value = returns[0]
+    if isinstance(value, (ast.Tuple, ast.List)):
+        return (func, value.elts[index], renames) if index < len(value.elts) else None
+    helper = index_of(tree).functions.get(value.func.id) if isinstance(value, ast.Call) \
+        and isinstance(value.func, ast.Name) else None
+    if helper is None or depth > 1:
+        return None
+    names = _params(helper)
+    passed = {names[i]: a for i, a in enumerate(value.args) if i < len(names)}
+    passed.update({k.arg: k.value for k in value.keywords if k.arg})
+    inner = {p: renames.get(a.id, a.id) for p, a in passed.items() if isinstance(a, ast.Name)}
+    return _returned_output(tree, helper, index, inner, depth + 1)
+
+
+def _py_dtype_source(node: ast.AST, func, params: list[str], depth: int = 0) -> str | None:
+    """The parameter whose dtype `node` copies (`q.dtype`, or a local bound once to it); None otherwise."""
+    key = _dtype_key(node, set(params))
+    if key is not None:
+        return key[1] if key[0] == "like" and key[1] in params else None
+    if isinstance(node, ast.Name) and depth < 2:
+        values = [n.value for n in walk(func) if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
+        return _py_dtype_source(values[0], func, params, depth + 1) if len(values) == 1 else None
+    return None
+
+
+def _stale_fake_allocations(tree: ast.Module, fake, index: int):
+    """(function, allocations, fake parameter) when every allocation of output `index` of `fake` copies one
+    input's dtype with no condition on a dtype around it; None when any path allocates otherwise, or the
+    output is not visibly allocated (a caller's `out=` passed through is no allocation)."""
+    found = _returned_output(tree, fake, index, {p: p for p in _params(fake)})
+    if found is None:
+        return None
+    func, expr, renames = found
+    params = _params(func)
+    if isinstance(expr, ast.Name):
+        values = [n.value for n in walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+                  and any(isinstance(t, ast.Name) and t.id == expr.id
+                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+    else:
+        values = [expr]
+    allocations, sources = [], set()
+    idx = index_of(tree)
+    for value in values:
+        if isinstance(value, ast.Name) and value.id in params:
+            continue  # the caller's own tensor (`out=`)
+        if not isinstance(value, ast.Call):
+            return None
+        callee = dotted_name(value.func)
+        leaf = callee.rsplit(".", 1)[-1]
+        dtype = _kw(value, "dtype")
+        if dtype is not None and callee.startswith("torch.") and leaf in ALLOCATORS | LIKE_ALLOCATORS:
+            source = _py_dtype_source(dtype, func, params)
+        elif dtype is None and leaf in LIKE_ALLOCATORS and callee.startswith("torch.") and value.args \
+                and isinstance(value.args[0], ast.Name) and value.args[0].id in params:
+            source = value.args[0].id
+        else:
+            return None
+        if source is None:
+            return None
+        if any(isinstance(a, ast.If) and "dtype" in ast.unparse(a.test) for a in idx.ancestors(value)):
+            return None  # the fake already asks about a dtype on this path
+        allocations.append(value)
+        sources.add(renames.get(source, ""))
+    if not allocations or len(sources) != 1 or "" in sources:
+        return None
+    return func, allocations, sources.pop()
+
+
+def _binding(review: ReviewInput, op: _Op, cpp_path: str) -> bool | None:
+    """Whether `op`'s C++ entry is read from `cpp_path` alone: True when aiter's JIT config builds the op's module
+    from that file and no other of its sources defines the entry; False when it builds it from other files;
+    None when the config does not say (the name alone then ties them)."""
+    srcs = review.facts.compiled_sources(op.module) if op.module else None
+    if srcs is None:
+        return None
+    if not any(cpp_path == s or (s.endswith("/") and cpp_path.startswith(s)) for s in srcs):
+        return False
+    for other in srcs:
+        if other == cpp_path or other.endswith("/"):
+            continue
+        text = review.source.text(other)
+        if text is None:
+            return None
+        try:
+            tree = cpp.parse(text)
+        except Unparsable:
+            return None
+        if any(cpp.function_name(f) == op.name for f in cpp.nodes_of_type(tree, "function_definition")):
+            return None  # defined twice among the module's sources: which one binds is not read here
+    return True
+
+
+def _kernel_dtype_fakes(review: ReviewInput) -> Iterable[Finding]:
+    for cf in review.changed("cpp", include_tests=False):
+        text = review.source.text(cf.path)
+        changed = changed_lines(cf)
+        if not text or not changed or "ScalarType" not in text and "::k" not in text:
+            continue
+        try:
+            tree = cpp.parse(text)
+        except Unparsable:
+            continue
+        names = {cpp.function_name(f) for f in cpp.nodes_of_type(tree, "function_definition")
+                 if any(cpp.line_of(f) <= n <= f.end_point[0] + 1 for n in changed)}
+        for name in sorted(n for n in names if n.isidentifier()):
+            choices = _kernel_dtype_choices(text, name, changed)
+            if not choices:
+                continue
+            pattern = CPP_ENTRY.format(re.escape(name))
+            for path, _, _ in review.source.grep(pattern, "head", ("*.py",), files_only=True):
+                if review.is_test(path) or not review.facts.is_library(path):
+                    continue
+                yield from _stale_fakes_for(review, path, name, cf.path, choices)
+
+
+def _stale_fakes_for(review: ReviewInput, path: str, name: str, cpp_path: str,
+                     choices: list[_KernelDtype]) -> Iterable[Finding]:
+    tree = review.source.python(path)
+    if tree is None:
+        return
+    defs = index_of(tree).functions
+    for op in _ops(tree):
+        if op.kind != "compile_ops" or op.name != name or not isinstance(op.fake, ast.Name) or op.fake.id not in defs:
+            continue
+        bound = _binding(review, op, cpp_path)
+        if bound is False:
+            continue
+        fake = defs[op.fake.id]
+        stub = _params(op.real) if op.real is not None else []
+        for choice in choices:
+            stale = _stale_fake_allocations(tree, fake, choice.output)
+            if stale is None:
+                continue
+            func, allocations, source = stale
+            if source != choice.source and (source not in stub or stub.index(source) != choice.source_index):
+                continue  # the fake copies another input's dtype than the kernel's other arm
+            yield _stale_fake_finding(review, path, op, fake, func, allocations[0], source, cpp_path, choice, bound)
+
+
+def _stale_fake_finding(review: ReviewInput, path: str, op: _Op, fake, func, alloc: ast.Call, source: str,
+                        cpp_path: str, choice: _KernelDtype, bound: bool | None) -> Finding:
+    f = next((c for c in review.files if c.path == path), None)
+    edited = sorted(n for n in (f.added_lines if f is not None else set())
+                    if func.body[0].lineno <= n <= (func.end_lineno or 0))
+    # a line the PR edited in the function that allocates (an inline comment), else the allocation itself
+    line = alloc.lineno if alloc.lineno in edited or not edited else min(edited, key=lambda n: abs(n - alloc.lineno))
+    via = f" (through `{func.name}`)" if func is not fake else ""
+    verified = bool(bound)
+    return Finding(
+        rule="fake-impl-mismatch", path=path, line=line,
+        problem=f"The PR changes how the C++ entry `{choice.function}` ({cpp_path}:{choice.decided_line}) picks the "
+                f"dtype of output {choice.output}: `{choice.constant}` when `{choice.condition}`, else `{source}`'s "
+                f"dtype. Its fake `{fake.name}`{via} still allocates that output with `{source}`'s dtype "
+                f"({path}:{alloc.lineno}) and never asks the condition.",
+        impact="torch.compile plans the graph from the fake: where the condition holds the traced output has "
+               f"`{source}`'s dtype while the kernel returns `{choice.constant}`, so the compiled graph fails a "
+               "dtype check or reinterprets the bytes downstream.",
+        action=f"Author must derive output {choice.output}'s dtype in `{func.name}` the way `{choice.function}` "
+               f"does (`{choice.constant}` when the kernel's condition holds) on every path that allocates it."
+        if verified else f"Reviewer should confirm `{op.name}` binds to `{choice.function}` in {cpp_path} and, if so, "
+                         f"ask for output {choice.output}'s dtype in `{func.name}` to follow the kernel's condition.",
+        trigger=f"a torch.compile'd call of `{op.name}` where `{choice.condition}` holds and no `out=` is passed"
+        if verified else None,
+        tag="verified" if verified else "inferred",
+        severity=None if verified else "medium",
+        evidence=[Evidence(path, alloc.lineno, ast.unparse(alloc)[:100]),
+                  Evidence(cpp_path, choice.decided_line, f"{choice.constant} when {choice.condition}"[:100]),
+                  Evidence(cpp_path, choice.alloc_line, f"output {choice.output} allocated here")],
+    )
