@@ -153,15 +153,13 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
         return True
     if _sibling_protocol(review, cls, func, param):
         return True
-    bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
-    bases = [b for b in bases if b and b not in MARKER_BASES]
+    bases = _project_bases(cls)
     if not bases:
         return False
     # the files that define a base class (one grep), not every file defining a method of this name: a
     # `forward` is defined in hundreds of files, and the base's file could fall past any cap on those
-    alternation = "|".join(sorted(map(re.escape, set(bases))))
-    base_files = review.source.grep(rf"^\s*class ({alternation})\b", "head", ("*.py",), files_only=True)
-    for path, _, _ in base_files[:20]:
+    base_files = _files(_matching(review, bases, _class_pattern(bases)))
+    for path in base_files[:20]:
         other = review.source.python(path)
         if other is None:
             continue
@@ -173,7 +171,7 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     # A base outside the tree (a vLLM/SGLang interface, torch.autograd.Function) forces the signature of
     # the hooks it calls; nn.Module does not force forward()'s parameters.
     external = [b for b in bases if b not in MODULE_BASES
-                and not review.source.grep(rf"^\s*class {re.escape(b)}\b", "head", ("*.py",), files_only=True)]
+                and not _matching(review, [b], _class_pattern([b]))]
     return bool(external) and not func.name.startswith("_")
 
 
@@ -187,7 +185,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
     if stem and any(isinstance(item, FUNCTION_TYPES) and item is not func and (item.name == stem or item.name.startswith(stem + "_"))
                     and param in {a.arg for a in _params(item)} for item in cls.body):
         return True
-    defining = {p for p, _, _ in review.source.grep(rf"^\s+(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))}
+    defining = {p for p, _, _ in _matching(review, [func.name], _method_pattern(func.name))}
     if len(defining) < 1:
         return False
     # only files that both define the method and name the parameter can hold a sibling with it
@@ -211,10 +209,97 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
 def _patched_at_run_time(review: ReviewInput, cls: ast.ClassDef, func: Func) -> bool:
     """Some module replaces the method on the class (`Cls.method = fn`, `setattr(Cls, "method", fn)`, a
     plugin patch): the body is a default and the signature is the replacement's contract too."""
-    pattern = (rf"\b{re.escape(cls.name)}\.{re.escape(func.name)}\s*=[^=]|"
-               rf"setattr\(\s*{re.escape(cls.name)}\s*,\s*[\"']{re.escape(func.name)}[\"']")
-    return bool(review.source.grep(pattern, "head", ("*.py",), files_only=True))
+    return bool(_matching(review, [cls.name], _patch_pattern(cls.name, func.name)))
 
+
+def _patch_pattern(cls: str, method: str) -> str:
+    return (rf"\b{re.escape(cls)}\.{re.escape(method)}\s*=[^=]|"
+            rf"setattr\(\s*{re.escape(cls)}\s*,\s*[\"']{re.escape(method)}[\"']")
+
+
+def _class_pattern(names: Iterable[str]) -> str:
+    return rf"^\s*class ({'|'.join(sorted(map(re.escape, set(names))))})\b"
+
+
+def _files(hits: list[tuple[str, int, str]]) -> list[str]:
+    """The files of a line search, in git's order (what the same search with files_only answers)."""
+    return list(dict.fromkeys(p for p, _, _ in hits))
+
+
+def _project_bases(cls: ast.ClassDef) -> list[str]:
+    bases = [dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases]
+    return [b for b in bases if b and b not in MARKER_BASES]
+
+
+SEARCHES_PLANNED = "_api_searches_planned"
+
+
+def _method_pattern(name: str) -> str:
+    return rf"^\s+(async\s+)?def {re.escape(name)}\s*\("
+
+
+def _matching(review: ReviewInput, names: Iterable[str], pattern: str) -> list[tuple[str, int, str]]:
+    """The head tree's lines matching `pattern`, in git's order, for a pattern no line matches without one of
+    `names` as a word (a `def name(`, `class Base`, `Cls.method =`): read from the word search for the names,
+    which `_plan_searches` makes once for all of them, instead of a regex search of every line of the tree
+    (git answers a search for words several times faster than one for `^\\s*def …`)."""
+    regex = re.compile(pattern, re.ASCII)  # as git reads it: ASCII classes, the C locale
+    hits = {h for name in dict.fromkeys(names) for h in review.source.grep(re.escape(name), "head", ("*.py",), word=True)}
+    return sorted((h for h in hits if regex.search(h[2])), key=lambda h: (h[0].encode(), h[1]))
+
+
+SEARCHES_PLANNED = "_api_searches_planned"
+
+
+def _plan_searches(review: ReviewInput) -> None:
+    """Ask git, once for the review, for every line naming a word the API checks will look up in the head
+    tree: each changed function's name (its siblings, its other implementations), its project decorators,
+    its class and the class's bases, the functions a new value is handed to; then, in a second search, the
+    new parameters a check will follow to other files. The checks read their lines from these (`_matching`,
+    `grep_words`) instead of searching the tree once per function, parameter, decorator and class."""
+    if review.__dict__.get(SEARCHES_PLANNED):
+        return
+    review.__dict__[SEARCHES_PLANNED] = True
+    names: set[str] = set()
+    params: set[str] = set()
+    methods: dict[str, set[str]] = {}  # method name → new parameters a sibling-protocol check may look for
+    for f, tree in review.python_files(include_tests=False):
+        if not _api_path(review, f.path):
+            continue
+        base_tree = review.base_python(f)
+        for sig in _changed_signatures(f, tree, base_tree):
+            func = sig.func
+            if sig.base is None:
+                continue  # a new function: neither rule asks about its parameters
+            base_params = {a.arg for a in _params(sig.base)}
+            added = [a.arg for a in _params(func) if a.arg not in base_params and a.arg not in ("self", "cls")]
+            if not added:
+                continue
+            cls = _class_of(tree, func)
+            defaults = _defaults(func)
+            names.update(target[0] for name in added if name in defaults  # where a new value is handed on
+                         for target in _keyword_targets(func, name) or () if target[0])
+            decorators = [decorator_name(d).rsplit(".", 1)[-1] for owner in (func, cls) if owner is not None
+                          for d in owner.decorator_list]
+            decorators = [d for d in decorators if d and d not in PLAIN_DECORATORS]
+            names.update(decorators)
+            if decorators or cls is not None:
+                names.add(func.name)
+            if cls is not None:
+                methods.setdefault(func.name, set()).update(added)
+                names.add(cls.name)
+                names.update(_project_bases(cls))
+            else:  # a function's unread parameter that names the output is looked for at its callers
+                reads = _reads(func)[0]
+                params.update(name for name in added if name not in reads and CORRECTNESS_PARAM.search(name))
+    names = {n for n in names if n.isidentifier()}
+    if len(names) > 1:
+        review.source.grep_words(sorted(names))
+    for name, added in methods.items():  # only where another file defines the method is a sibling looked for
+        if _matching(review, [name], _method_pattern(name)):
+            params.update(added)
+    if len(params) > 1:
+        review.source.grep_words(sorted(params))
 
 MODULE_BASES = MARKER_BASES | {"Module", "nn.Module", "Enum", "IntEnum", "NamedTuple", "dataclass", "Exception",
                                "ValueError", "RuntimeError", "dict", "list", "tuple", "str", "int"}
@@ -321,6 +406,7 @@ def _passes(call: ast.Call, func: Func, param: str) -> bool | None:
 
 @detector("api-propagation-incomplete")
 def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
+    _plan_searches(review)
     removals: list[_Removal] = []
     gone_defs: list[_GoneDef] = []
     for f, tree in review.python_files(include_tests=False):
@@ -405,7 +491,7 @@ def _decorator_consumes(review: ReviewInput, func: Func | ast.ClassDef, param: s
         if not name or name in PLAIN_DECORATORS:
             continue
         routed = True
-        for path, _, _ in review.source.grep(rf"^\s*def {re.escape(name)}\s*\(", "head", ("*.py",))[:3]:
+        for path, _, _ in _matching(review, [name], rf"^\s*def {re.escape(name)}\s*\(")[:3]:
             if re.search(rf"\b{re.escape(param)}\b", review.source.text(path) or ""):
                 return True
     return routed and isinstance(func, FUNCTION_TYPES) and _routed_elsewhere(review, func, param)
@@ -415,7 +501,7 @@ def _routed_elsewhere(review: ReviewInput, func: Func, param: str, limit: int = 
     """A project decorator may route the call to another implementation of the same name (fla's
     `@dispatch('common')` handing `chunk_fwd_h(..., cu_seqlens_cpu=...)` to a context-parallel backend's
     `chunk_fwd_h` method): when one of those reads the parameter, the default does not have to."""
-    for path, _, _ in review.source.grep(rf"^\s*(async\s+)?def {re.escape(func.name)}\s*\(", "head", ("*.py",))[:limit]:
+    for path, _, _ in _matching(review, [func.name], _def_pattern(func.name))[:limit]:
         other = review.source.python(path)
         for node in index_of(other).nodes if other is not None else ():
             if isinstance(node, FUNCTION_TYPES) and node is not func and node.name == func.name \
@@ -991,6 +1077,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     defaulted parameter of a library is otherwise an opt-in for downstream callers (ATOM, vLLM): read on
     600+600 merged PRs, "no caller in the tree passes it" was that opt-in far more often than a dead fix."""
     fix = bool(FIX_TITLE.search(review.pr.title or ""))
+    _plan_searches(review)
     # per changed signature: its new defaulted parameters, each with where its reads go (_keyword_targets)
     candidates: list[tuple[ChangedFile, _Sig, str, str, list[tuple[ast.arg, ast.AST, set | None]]]] = []
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
@@ -1038,9 +1125,6 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
                 new.append((arg, default, _keyword_targets(func, arg.arg)))
             if new:
                 candidates.append((f, sig, callee, source, new))
-    # the functions the new values are handed to are looked up with one search of the tree for all of them
-    review.source.prefetch_grep([_def_pattern(target[0]) for *_, new in candidates for _, _, targets in new
-                                 for target in targets or () if target[0]], "head", ("*.py",))
     for f, sig, callee, source, new in candidates:
         func, kept = sig.func, []
         for arg, default, targets in new:
@@ -1180,7 +1264,7 @@ def _def_pattern(callee: str) -> str:
 
 def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> bool:
     """`callee` has exactly one definition in the head tree, it accepts `param`, and its body never reads it."""
-    hits = review.source.grep(_def_pattern(callee), "head", ("*.py",))
+    hits = _matching(review, [callee], _def_pattern(callee))
     if len(hits) != 1:
         return False
     tree = review.source.python(hits[0][0])
