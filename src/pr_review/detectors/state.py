@@ -823,6 +823,8 @@ def _return_shape(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.AST]
     shapes = []
     params = {a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs}
     for r in returns:
+        if isinstance(r.value, ast.Tuple) and any(isinstance(e, ast.Starred) for e in r.value.elts):
+            return None  # `(*outs[:4], x, *outs[6:])`: the count is not in the syntax
         if isinstance(r.value, ast.Tuple):
             shapes.append(list(r.value.elts))
         elif _element_dtype(r.value, func, params) is not None:
@@ -1060,10 +1062,21 @@ def _cpp_returned(func, body) -> list[str | None] | None:
     return [name if all(names[i] == name for names in lists) else None for i, name in enumerate(lists[0])]
 
 
-def _dtype_argument(call, locals_: dict, depth: int = 0):
+def _dtype_argument(call, locals_: dict):
     """X in an allocation's `opts.dtype(X)` / `torch::dtype(X)`, directly or through an options local."""
     args = call.child_by_field_name("arguments")
-    for node in cpp.walk(args) if args is not None else []:
+    if args is None:
+        return None
+    found = _dtype_call(args)
+    for arg in args.named_children if found is None else []:
+        defs = locals_.get(cpp.text_of(arg), []) if arg.type == "identifier" else []
+        if len(defs) == 1 and (found := _dtype_call(defs[0][1])) is not None:
+            break
+    return found
+
+
+def _dtype_call(root):
+    for node in cpp.walk(root):
         if node.type != "call_expression":
             continue
         fn = node.child_by_field_name("function")
@@ -1071,13 +1084,6 @@ def _dtype_argument(call, locals_: dict, depth: int = 0):
         if named and (fn.type == "field_expression" and cpp.text_of(fn.child_by_field_name("field")) == "dtype"
                       or cpp.text_of(fn) in ("torch::dtype", "at::dtype")):
             return named[0]
-    if depth == 0:
-        for arg in args.named_children if args is not None else []:
-            defs = locals_.get(cpp.text_of(arg), []) if arg.type == "identifier" else []
-            if len(defs) == 1 and defs[0][1].type == "call_expression":
-                found = _dtype_argument(defs[0][1], locals_, 1) if ".dtype(" in cpp.text_of(defs[0][1]) else None
-                if found is not None:
-                    return found
     return None
 
 
@@ -1126,7 +1132,9 @@ def _dtype_choice(node, locals_: dict, params: list[str], func, depth: int = 0):
     guard = cpp.guards(where, stop=func)
     if not guard:
         return None  # assigned unconditionally: a later plain assignment, not a choice
-    return guard[0][1], constant, inputs.pop(), cpp.line_of(where), {cpp.line_of(d) for d, _ in arms}
+    kind, condition = guard[0]
+    condition = condition[1:-1] if kind.startswith("if") else condition  # an if's condition clause keeps its ()
+    return condition, constant, inputs.pop(), cpp.line_of(where), {cpp.line_of(d) for d, _ in arms}
 
 
 def _kernel_dtype_choices(text: str, name: str, changed: set[int]) -> list[_KernelDtype]:
