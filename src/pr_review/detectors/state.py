@@ -780,14 +780,28 @@ def _dtype_key(node: ast.AST, params: set[str]) -> tuple[str, str] | None:
     return None
 
 
+def _bound_values(func: ast.AST, name: str) -> list[ast.AST]:
+    """The values `name = …` binds anywhere in `func` (plain and annotated assignments)."""
+    return [n.value for n in walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
+            and any(isinstance(t, ast.Name) and t.id == name for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+
+
+def _dtype_in(node: ast.AST, func: ast.AST, params: set[str], depth: int = 0) -> tuple[str, str] | None:
+    """`_dtype_key`, following a local bound once (`dtype = q.dtype` … `dtype=dtype`)."""
+    key = _dtype_key(node, params)
+    if key is None and isinstance(node, ast.Name) and depth < 2:
+        values = _bound_values(func, node.id)
+        return _dtype_in(values[0], func, params, depth + 1) if len(values) == 1 else None
+    return key
+
+
 def _element_dtype(expr: ast.AST, func: ast.AST, params: set[str], depth: int = 0) -> tuple[str, str] | None:
     if depth > 4:
         return None
     if isinstance(expr, ast.Name):
         if expr.id in params:
             return ("like", expr.id)
-        values = [n.value for n in walk(func) if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == expr.id for t in n.targets)]
+        values = _bound_values(func, expr.id)
         return _element_dtype(values[-1], func, params, depth + 1) if len(values) == 1 else None
     if not isinstance(expr, ast.Call):
         return None
@@ -796,17 +810,17 @@ def _element_dtype(expr: ast.AST, func: ast.AST, params: set[str], depth: int = 
     dtype = _kw(expr, "dtype")
     if leaf in LIKE_ALLOCATORS and callee.startswith("torch."):
         if dtype is not None:
-            return _dtype_key(dtype, params)
+            return _dtype_in(dtype, func, params)
         return _element_dtype(expr.args[0], func, params, depth + 1) if expr.args else None
     if leaf in ALLOCATORS and callee.startswith("torch."):
-        return _dtype_key(dtype, params) if dtype is not None else None
+        return _dtype_in(dtype, func, params) if dtype is not None else None
     if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("new_empty", "new_zeros", "new_ones", "new_full"):
         if dtype is not None:
-            return _dtype_key(dtype, params)
+            return _dtype_in(dtype, func, params)
         return _element_dtype(expr.func.value, func, params, depth + 1)
     if isinstance(expr.func, ast.Attribute) and expr.func.attr in ("to", "view") and (expr.args or dtype is not None):
         arg = dtype if dtype is not None else expr.args[0]
-        return _dtype_key(arg, params)
+        return _dtype_in(arg, func, params)
     return None
 
 
@@ -1010,21 +1024,6 @@ class _KernelDtype:
     lines: set[int]  # every line that takes part in the choice
 
 
-def _cpp_params(func) -> list[str]:
-    declarator = func.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    plist = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names = []
-    for param in plist.named_children if plist is not None else []:
-        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
-            continue
-        inner = param.child_by_field_name("declarator")
-        ident = next((n for n in cpp.walk(inner) if n.type == "identifier"), None) if inner is not None else None
-        names.append(cpp.text_of(ident))
-    return names
-
-
 def _cpp_locals(body) -> dict[str, list[tuple[object, object]]]:
     """name → (defining node, value) for every `T name = v`, `auto name = v` and `name = v` in a body."""
     out: dict[str, list[tuple[object, object]]] = {}
@@ -1149,7 +1148,7 @@ def _kernel_dtype_choices(text: str, name: str, changed: set[int]) -> list[_Kern
         returned = _cpp_returned(func, body)
         if not returned:
             continue
-        params = _cpp_params(func)
+        params = cpp.parameter_names(func)
         locals_ = _cpp_locals(body)
         for index, ret in enumerate(returned):
             for _, value in locals_.get(ret or "", []):
@@ -1193,18 +1192,6 @@ def _returned_output(tree: ast.Module, func, index: int, renames: dict[str, str]
     return _returned_output(tree, helper, index, inner, depth + 1)
 
 
-def _py_dtype_source(node: ast.AST, func, params: list[str], depth: int = 0) -> str | None:
-    """The parameter whose dtype `node` copies (`q.dtype`, or a local bound once to it); None otherwise."""
-    key = _dtype_key(node, set(params))
-    if key is not None:
-        return key[1] if key[0] == "like" and key[1] in params else None
-    if isinstance(node, ast.Name) and depth < 2:
-        values = [n.value for n in walk(func) if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == node.id for t in n.targets)]
-        return _py_dtype_source(values[0], func, params, depth + 1) if len(values) == 1 else None
-    return None
-
-
 def _stale_fake_allocations(tree: ast.Module, fake, index: int):
     """(function, allocations, fake parameter) when every allocation of output `index` of `fake` copies one
     input's dtype with no condition on a dtype around it; None when any path allocates otherwise, or the
@@ -1214,35 +1201,19 @@ def _stale_fake_allocations(tree: ast.Module, fake, index: int):
         return None
     func, expr, renames = found
     params = _params(func)
-    if isinstance(expr, ast.Name):
-        values = [n.value for n in walk(func) if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None
-                  and any(isinstance(t, ast.Name) and t.id == expr.id
-                          for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
-    else:
-        values = [expr]
+    values = _bound_values(func, expr.id) if isinstance(expr, ast.Name) else [expr]
     allocations, sources = [], set()
     idx = index_of(tree)
     for value in values:
         if isinstance(value, ast.Name) and value.id in params:
             continue  # the caller's own tensor (`out=`)
-        if not isinstance(value, ast.Call):
-            return None
-        callee = dotted_name(value.func)
-        leaf = callee.rsplit(".", 1)[-1]
-        dtype = _kw(value, "dtype")
-        if dtype is not None and callee.startswith("torch.") and leaf in ALLOCATORS | LIKE_ALLOCATORS:
-            source = _py_dtype_source(dtype, func, params)
-        elif dtype is None and leaf in LIKE_ALLOCATORS and callee.startswith("torch.") and value.args \
-                and isinstance(value.args[0], ast.Name) and value.args[0].id in params:
-            source = value.args[0].id
-        else:
-            return None
-        if source is None:
-            return None
+        key = _element_dtype(value, func, set(params)) if isinstance(value, ast.Call) else None
+        if key is None or key[0] != "like" or key[1] not in params:
+            return None  # another dtype, or one not read here, on this path
         if any(isinstance(a, ast.If) and "dtype" in ast.unparse(a.test) for a in idx.ancestors(value)):
             return None  # the fake already asks about a dtype on this path
         allocations.append(value)
-        sources.add(renames.get(source, ""))
+        sources.add(renames.get(key[1], ""))
     if not allocations or len(sources) != 1 or "" in sources:
         return None
     return func, allocations, sources.pop()

@@ -135,6 +135,23 @@ def function_name(func: Node) -> str:
     return text_of(name).rsplit("::", 1)[-1]
 
 
+def parameter_names(func: Node) -> list[str]:
+    """The names of a function_definition's parameters in order ('' for an unnamed one): the identifier of each
+    parameter's declarator (`at::Tensor &q` → `q`, `std::optional<at::Tensor> out_ = std::nullopt` → `out_`)."""
+    declarator = func.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    names = []
+    for param in params.named_children if params is not None else []:
+        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
+            continue
+        inner = param.child_by_field_name("declarator")
+        ident = next((n for n in walk(inner) if n.type == "identifier"), None) if inner is not None else None
+        names.append(text_of(ident))
+    return names
+
+
 def enclosing_names(node: Node) -> list[str]:
     """Names of the functions, classes, structs and namespaces around a node, innermost first."""
     out = []
