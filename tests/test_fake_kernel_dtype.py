@@ -119,3 +119,37 @@ def test_starred_return_has_no_visible_arity() -> None:
     from pr_review.detectors.state import _return_shape
     fake = ast.parse("def f(a):\n    outputs = g(a)\n    return (*outputs[:4], a, a, *outputs[6:])\n").body[0]
     assert _return_shape(fake) is None
+
+
+FAKE = """
+def fake(q, k, out=None):
+    dtype = q.dtype
+{body}
+    lse = torch.empty((q.size(0),), dtype=torch.float32, device=q.device)
+    return [out_tensor, lse]
+"""
+
+
+@pytest.mark.parametrize("body, stale", [
+    # aiter 8a4646e1f7 gen_mha_varlen_fwd_fake_tensor: a list return, the dtype through a local
+    ("    if out is not None:\n        out_tensor = out\n    else:\n"
+     "        out_tensor = torch.empty(q.shape, device=q.device, dtype=dtype)", True),
+    ("    out_tensor = torch.empty_like(q) if out is None else out", False),  # an IfExp is not read: quiet
+    ("    out_tensor = torch.empty_like(q)", True),
+    # #1844's fix: the fake takes the kernel's condition
+    ("    out_dtype = torch.bfloat16 if dtype == torch.float8_e4m3fnuz else dtype\n"
+     "    out_tensor = torch.empty(q.shape, device=q.device, dtype=out_dtype)", False),
+    ("    if q.dtype == torch.float8_e4m3fnuz:\n        out_tensor = torch.empty(q.shape, dtype=torch.bfloat16)\n"
+     "    else:\n        out_tensor = torch.empty_like(q)", False),
+    ("    out_tensor = out", False),  # only the caller's tensor
+])
+def test_stale_fake_allocations(body: str, stale: bool) -> None:
+    import ast
+
+    from pr_review.detectors.state import _stale_fake_allocations
+    tree = ast.parse(FAKE.format(body=body))
+    found = _stale_fake_allocations(tree, tree.body[0], 0)
+    assert (found is not None) == stale
+    if stale:
+        assert found[2] == "q"
+    assert _stale_fake_allocations(tree, tree.body[0], 1) is None  # lse is float32 on every path
