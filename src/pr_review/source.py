@@ -6,6 +6,7 @@ and parsed at most once per side, and whatever cannot be read is recorded as not
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,139 @@ PARSER_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # `git grep -I` skips them as binary anyway, but only after reading each: aiter's 2,900 `.co` GPU code
 # objects are 118 MB of its 160 MB tree, two fifths of every whole-tree search's CPU.
 NEVER_TEXT = tuple(f":(exclude)*.{ext}" for ext in ("co", "hsaco", "so", "o", "png"))
+
+
+# An extended regex search with a literal every match holds is first asked of git as that fixed string
+# (git's fixed-string search reads a tree three to eight times as fast as its regex engine, slowest on
+# `^\s*…` patterns): the regex then runs, as before, on the files holding the literal alone.
+MIN_LITERAL = 5
+MAX_NARROWED_FILES = 300
+# words most Python files hold: a literal that narrows nothing costs a search more
+COMMON_WORDS = frozenset(keyword.kwlist) | {"torch", "print", "super", "range", "float", "self", "tensor"}
+
+
+def required_literals(pattern: str) -> list[str] | None:
+    """For a git extended regex, one literal per top-level alternative that every match of that
+    alternative contains, else None (an alternative with no such literal of MIN_LITERAL characters,
+    or syntax this reading does not follow). Conservative: only letters, digits and `_` outside
+    groups and bracket expressions count, and a character a quantifier makes optional does not."""
+    alternatives = _split_alternatives(pattern)
+    if alternatives is None:
+        return None
+    out: list[str] = []
+    for alt in alternatives:
+        inner = _enclosed(alt)
+        found = required_literals(inner) if inner is not None else _literal_of(alt)
+        if not found:
+            return None
+        out += found if isinstance(found, list) else [found]
+    return out
+
+
+def _skip_bracket(text: str, i: int) -> int:
+    """The index after the bracket expression starting at text[i] == '[' (`[:class:]`, `[.x.]` and
+    `[=x=]` inside it included; a backslash in it is an ordinary character); -1 if unclosed."""
+    j, n = i + 1, len(text)
+    if j < n and text[j] == "^":
+        j += 1
+    if j < n and text[j] == "]":
+        j += 1
+    while j < n:
+        if text[j] == "[" and j + 1 < n and text[j + 1] in ":.=":
+            close = text.find(text[j + 1] + "]", j + 2)
+            if close < 0:
+                return -1
+            j = close + 2
+        elif text[j] == "]":
+            return j + 1
+        else:
+            j += 1
+    return -1
+
+
+def _scan(text: str):
+    """(index, character, depth) of the characters of `text` outside escapes and bracket expressions;
+    raises ValueError on unbalanced syntax."""
+    depth, i = 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            yield i, "\\", depth
+            i += 2
+            continue
+        if c == "[":
+            end = _skip_bracket(text, i)
+            if end < 0:
+                raise ValueError(text)
+            yield i, "[", depth
+            i = end
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+            if depth < 0:
+                raise ValueError(text)
+        yield i, c, depth
+        i += 1
+    if depth:
+        raise ValueError(text)
+
+
+def _split_alternatives(pattern: str) -> list[str] | None:
+    try:
+        cuts = [i for i, c, depth in _scan(pattern) if c == "|" and depth == 0]
+    except ValueError:
+        return None
+    bounds = [-1, *cuts, len(pattern)]
+    return [pattern[a + 1:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _enclosed(alt: str) -> str | None:
+    """The inside of `alt` when `alt` is one group, `( … )`, and nothing else."""
+    if not (alt.startswith("(") and alt.endswith(")")):
+        return None
+    closing = next((i for i, c, depth in _scan(alt) if c == ")" and depth == 0), None)
+    return alt[1:-1] if closing == len(alt) - 1 else None
+
+
+def _literal_of(alt: str) -> str | list[str] | None:
+    """What every match of one alternative holds: the longest run of letters, digits and `_` at its
+    top level, else the literals of a group of it that no quantifier follows (one of them each match
+    holds: `def (f|g)\\s*\\(`)."""
+    runs: list[str] = []
+    groups: list[list[str]] = []
+    current = ""
+    in_interval = False
+    group_start = -1
+    scanned = list(_scan(alt))
+    for k, (i, c, depth) in enumerate(scanned):
+        if in_interval:  # the counts of `{n,m}`
+            in_interval = c != "}"
+        elif depth > 0 or c in "()":
+            runs.append(current)
+            current = ""
+            if c == "(" and depth == 1:
+                group_start = i
+            elif c == ")" and depth == 0:
+                after = scanned[k + 1][1] if k + 1 < len(scanned) else ""
+                inner = required_literals(alt[group_start + 1:i]) if after not in ("?", "*", "{") else None
+                if inner:
+                    groups.append(inner)
+        elif c in "?*{":
+            runs.append(current[:-1])  # the quantified character may be absent (or repeated: `{n}`)
+            current = ""
+            in_interval = c == "{"
+        elif c.isascii() and (c.isalnum() or c == "_"):
+            current += c
+        else:  # an escape, a bracket expression, `.`, an anchor, `+` (its character stays), any other
+            runs.append(current)
+            current = ""
+    runs.append(current)
+    best = max((r for r in runs if r not in COMMON_WORDS), key=len, default="")
+    if len(best) >= MIN_LITERAL:
+        return best
+    return min(groups, key=len) if groups else None
 
 
 @dataclass
@@ -117,8 +251,22 @@ class Source:
         of the same name) is answered from the first answer."""
         key = (pattern, side, tuple(pathspecs), tuple(sorted(kw.items())))
         if key not in self._greps:
-            self._greps[key] = self.repo.grep(pattern, self.rev(side), (*pathspecs, *NEVER_TEXT), **kw)
+            self._greps[key] = self._search(pattern, self.rev(side), pathspecs, **kw)
         return list(self._greps[key])
+
+    def _search(self, pattern: str, rev: str, pathspecs: tuple[str, ...], **kw) -> list[tuple[str, int, str]]:
+        """`git grep` of one tree; an extended regex with required literals (see MIN_LITERAL) runs only
+        on the files holding one of them, found by a fixed-string search first. The same hits in the
+        same order: the regex, run by git as before, matches no line outside those files."""
+        literals = None if kw.get("fixed") else required_literals(pattern)
+        if literals:
+            files = [p for p, _, _ in self.repo.grep("\n".join(dict.fromkeys(literals)), rev, (*pathspecs, *NEVER_TEXT),
+                                                     fixed=True, files_only=True)]
+            if not files:
+                return []
+            if len(files) <= MAX_NARROWED_FILES:
+                return self.repo.grep(pattern, rev, tuple(f":(literal){p}" for p in files), **kw)
+        return self.repo.grep(pattern, rev, (*pathspecs, *NEVER_TEXT), **kw)
 
     def prefetch_grep(self, patterns: list[str], side: Side = "head", pathspecs: tuple[str, ...] = ()) -> None:
         """Answer several line searches (`grep(p, side, pathspecs)` for each p) with one search of the
@@ -132,7 +280,7 @@ class Source:
             own = [re.compile(p, re.ASCII) for p in wanted]
         except re.error:
             return  # not a pattern Python reads as git does: each is searched on its own
-        hits = self.repo.grep("|".join(f"({p})" for p in wanted), self.rev(side), (*pathspecs, *NEVER_TEXT))
+        hits = self._search("|".join(f"({p})" for p in wanted), self.rev(side), pathspecs)
         for pattern, regex in zip(wanted, own):
             self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if regex.search(h[2])]
 
