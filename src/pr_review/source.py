@@ -171,6 +171,7 @@ class Source:
     _trees: dict[tuple[Side, str], ast.Module | None] = field(default_factory=dict)
     _seen_unreadable: set[tuple[Side, str]] = field(default_factory=set)
     _greps: dict[tuple, list[tuple[str, int, str]]] = field(default_factory=dict)
+    _holding: dict[tuple[str, str, tuple[str, ...]], list[str]] = field(default_factory=dict)  # files by literals
     _source_lines: dict[tuple[Side, str], list[str]] = field(default_factory=dict)
 
     def rev(self, side: Side) -> str:
@@ -260,8 +261,11 @@ class Source:
         same order: the regex, run by git as before, matches no line outside those files."""
         literals = None if kw.get("fixed") else required_literals(pattern)
         if literals:
-            files = [p for p, _, _ in self.repo.grep("\n".join(dict.fromkeys(literals)), rev, (*pathspecs, *NEVER_TEXT),
-                                                     fixed=True, files_only=True)]
+            key = ("\n".join(sorted(set(literals))), rev, tuple(pathspecs))  # another regex may need the same
+            if key not in self._holding:
+                self._holding[key] = [p for p, _, _ in self.repo.grep(key[0], rev, (*pathspecs, *NEVER_TEXT),
+                                                                       fixed=True, files_only=True)]
+            files = self._holding[key]
             if not files:
                 return []
             if len(files) <= MAX_NARROWED_FILES:
