@@ -278,27 +278,13 @@ def _cpp_atomic_params(text: str) -> dict[str, dict[int, tuple[int, str]]]:
         func = cpp.enclosing_function(node)
         if args is None or func is None or not args.named_children:
             continue
-        params = _cpp_params(func)
+        params = cpp.parameter_names(func)
         target = {n for n in re.findall(r"\b\w+\b", cpp.text_of(args.named_children[0]))}
         for index, pname in enumerate(params):
             if pname in target:
                 out.setdefault(cpp.function_name(func), {}).setdefault(
                     index, (cpp.line_of(node), re.sub(r"\s+", " ", cpp.text_of(node))[:90]))
     return out
-
-
-def _cpp_params(func) -> list[str]:
-    declarator = func.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    if declarator is None:
-        return []
-    params = declarator.child_by_field_name("parameters")
-    names = []
-    for p in params.named_children if params is not None else []:
-        idents = [n for n in cpp.walk(p) if n.type == "identifier"]
-        names.append(cpp.text_of(idents[-1]) if idents else "")
-    return names
 
 
 def _split_args(text: str) -> list[str]:
@@ -367,7 +353,7 @@ def _cpp_written_params(text: str) -> dict[str, set[int]]:
             continue
         target = left.child_by_field_name("argument")
         name = cpp.text_of(target)
-        params = _cpp_params(func)
+        params = cpp.parameter_names(func)
         if name in params:
             out.setdefault(cpp.function_name(func), set()).add(params.index(name))
     return out

@@ -442,16 +442,8 @@ CPP_KEYWORDS = frozenset({"const", "int", "int64_t", "int32_t", "size_t", "index
 
 def _cpp_params(func) -> dict[str, bool]:
     """Parameter name → whether it is a tensor."""
-    declarator = func.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    out = {}
-    for p in params.named_children if params is not None else []:
-        name = CPP_WORD.findall(cpp.text_of(p.child_by_field_name("declarator")))
-        if name:
-            out[name[-1]] = bool(TENSOR_TYPE.search(cpp.text_of(p.child_by_field_name("type"))))
-    return out
+    return {name: bool(TENSOR_TYPE.search(cpp.text_of(p.child_by_field_name("type"))))
+            for p in cpp.parameters(func) if (name := cpp.parameter_name(p))}
 
 
 def _cpp_layout_checked(text: str, tensor: str) -> bool:

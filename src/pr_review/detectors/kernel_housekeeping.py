@@ -259,9 +259,7 @@ def _entry_point(review: ReviewInput, f: ChangedFile) -> bool:
         except Unparsable:
             return False
         return any(cpp.text_of(param.child_by_field_name("type")).rsplit("::", 1)[-1] == "Tensor"
-                   for func in cpp.nodes_of_type(tree, "function_definition")
-                   for param in cpp.walk(func.child_by_field_name("declarator") or func)
-                   if param.type in ("parameter_declaration", "optional_parameter_declaration"))
+                   for func in cpp.nodes_of_type(tree, "function_definition") for param in cpp.parameters(func))
     tree = review.source.python(f.path)
     return tree is not None and any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
                                     and (not n.name.startswith("_") or decorated_with(n, OP_DECORATORS))

@@ -135,21 +135,27 @@ def function_name(func: Node) -> str:
     return text_of(name).rsplit("::", 1)[-1]
 
 
-def parameter_names(func: Node) -> list[str]:
-    """The names of a function_definition's parameters in order ('' for an unnamed one): the identifier of each
-    parameter's declarator (`at::Tensor &q` → `q`, `std::optional<at::Tensor> out_ = std::nullopt` → `out_`)."""
+def parameters(func: Node) -> list[Node]:
+    """A function_definition's parameter declarations, in order."""
     declarator = func.child_by_field_name("declarator")
     while declarator is not None and declarator.type != "function_declarator":
         declarator = declarator.child_by_field_name("declarator")
     params = declarator.child_by_field_name("parameters") if declarator is not None else None
-    names = []
-    for param in params.named_children if params is not None else []:
-        if param.type not in ("parameter_declaration", "optional_parameter_declaration"):
-            continue
-        inner = param.child_by_field_name("declarator")
-        ident = next((n for n in walk(inner) if n.type == "identifier"), None) if inner is not None else None
-        names.append(text_of(ident))
-    return names
+    return [p for p in (params.named_children if params is not None else [])
+            if p.type in ("parameter_declaration", "optional_parameter_declaration")]
+
+
+def parameter_name(param: Node) -> str:
+    """The identifier of a parameter's declarator (`at::Tensor &q` → `q`, `std::optional<at::Tensor> out_ =
+    std::nullopt` → `out_`); '' for an unnamed one."""
+    inner = param.child_by_field_name("declarator")
+    ident = next((n for n in walk(inner) if n.type == "identifier"), None) if inner is not None else None
+    return text_of(ident)
+
+
+def parameter_names(func: Node) -> list[str]:
+    """The names of a function_definition's parameters in order ('' for an unnamed one)."""
+    return [parameter_name(p) for p in parameters(func)]
 
 
 def enclosing_names(node: Node) -> list[str]:
