@@ -33,6 +33,7 @@ NEVER_TEXT = tuple(f":(exclude)*.{ext}" for ext in ("co", "hsaco", "so", "o", "p
 # `^\s*…` patterns): the regex then runs, as before, on the files holding the literal alone.
 MIN_LITERAL = 5
 MAX_NARROWED_FILES = 300
+PLAIN_WORDS = re.compile(r"[A-Za-z0-9_|]+")
 # words most Python files hold: a literal that narrows nothing costs a search more
 COMMON_WORDS = frozenset(keyword.kwlist) | {"torch", "print", "super", "range", "float", "self", "tensor"}
 
@@ -259,7 +260,8 @@ class Source:
         """`git grep` of one tree; an extended regex with required literals (see MIN_LITERAL) runs only
         on the files holding one of them, found by a fixed-string search first. The same hits in the
         same order: the regex, run by git as before, matches no line outside those files."""
-        literals = None if kw.get("fixed") else required_literals(pattern)
+        # words and alternatives of words: git already searches those as fixed strings
+        literals = None if kw.get("fixed") or PLAIN_WORDS.fullmatch(pattern) else required_literals(pattern)
         if literals:
             key = ("\n".join(sorted(set(literals))), rev, tuple(pathspecs))  # another regex may need the same
             if key not in self._holding:
