@@ -666,14 +666,16 @@ def _param_removals(f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> 
 
 
 def _defs_by_name(review: ReviewInput, names: set[str]) -> dict[str, set[str]]:
-    """Definitions of each name (`def name(`) in the head tree, in one grep, as `path` or — for a second
+    """Definitions of each name (`def name(`) in the head tree, from one word search, as `path` or — for a second
     definition in the same file (two nested helpers of one name in different closures) — `path:line`, so
     a name defined more than once anywhere is seen as ambiguous."""
     out: dict[str, set[str]] = {n: set() for n in names}
     if not names:
         return out
     alternation = "|".join(sorted(map(re.escape, names)))
-    for path, line, text in review.source.grep(rf"^\s*(async\s+)?def ({alternation})\s*\(", "head", ("*.py",)):
+    if len(names) > 1:
+        review.source.grep_words(sorted(names))  # one word search for all of them, read by _matching
+    for path, line, text in _matching(review, names, rf"^\s*(async\s+)?def ({alternation})\s*\("):
         m = re.match(r"\s*(?:async\s+)?def (\w+)", text)
         if m and m.group(1) in out:
             out[m.group(1)].add(f"{path}:{line}" if path in out[m.group(1)] else path)
