@@ -114,12 +114,31 @@ def _direct_checks(func: ast.AST) -> int:
     return count
 
 
+def _handed(call: ast.Call) -> set[str]:
+    """Names handed to a call as a value: `mp.spawn(worker, ...)`, `Process(target=worker)`,
+    `partial(worker, x)`. A function handed to a process launcher runs there, and its failed assert
+    fails the join (and so the test)."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    return {n.id for v in values for n in walk(v) if isinstance(n, ast.Name)}
+
+
+def _reached(fn: ast.AST) -> set[str]:
+    """Names a function calls or hands to a call."""
+    out: set[str] = set()
+    for c in walk(fn):
+        if isinstance(c, ast.Call):
+            out.add(_call_name(c))
+            out |= _handed(c)
+    return out
+
+
 def _asserting_helpers(functions: dict[str, ast.AST]) -> set[str]:
-    """Names of functions of this file that assert, directly or through each other."""
+    """Names of functions of this file that assert, directly or through each other (called, or handed
+    to a launcher that runs them)."""
     read: dict[int, tuple[int, set[str]]] = {}  # one walk per def (a method is listed by two names)
     for fn in functions.values():
         if id(fn) not in read:
-            read[id(fn)] = (_direct_checks(fn), {_call_name(c) for c in walk(fn) if isinstance(c, ast.Call)})
+            read[id(fn)] = (_direct_checks(fn), _reached(fn))
     direct = {name for name, fn in functions.items() if read[id(fn)][0]}
     calls = {name: read[id(fn)][1] for name, fn in functions.items()}
     changed = True
@@ -140,6 +159,8 @@ def _reaches_check(func: ast.AST, helpers: set[str], imported: set[str]) -> int:
             delegated = isinstance(node.func, ast.Attribute) or name in imported
             if name in helpers or (delegated and (ASSERT_PREFIX.match(name) or "test" in name.lower())):
                 count += 1
+            elif _handed(node) & helpers:
+                count += 1  # mp.spawn(worker, ...): the worker's assert fails the spawned process, and the join
             elif name == "run" and any(k.arg == "check" for k in node.keywords):
                 count += 1  # subprocess.run(..., check=True)
     return count
