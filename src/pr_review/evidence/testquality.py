@@ -25,6 +25,7 @@ ASSERT_CALLS = {
     "assert_almost_equal", "checkAllclose", "check_allclose", "assertAllClose", "raises", "approx", "fail",
     "assert_verify", "assert_has_calls", "assert_called", "assert_called_once", "assert_called_with",
     "assert_called_once_with", "assert_not_called", "assert_any_call",
+    "opcheck", "gradcheck", "gradgradcheck",  # torch.library.opcheck / torch.autograd.gradcheck raise on a failure
 }
 ASSERT_PREFIX = lazy_re(r"^(assert|check|verify|validate|compare|expect|ensure)", re.IGNORECASE)
 COMPARE_CALLS = {"assert_close", "assert_allclose", "allclose", "isclose", "checkAllclose", "check_allclose",
