@@ -17,8 +17,8 @@ from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
 from ..lang.index import index_of
 from ..lang.python import (
-    FUNCTION_TYPES, children, decorator_name, dotted_name, innermost_function, qualified_functions, touches,
-    walk
+    DEVICE_DECORATORS, FUNCTION_TYPES, children, decorated_with, decorator_name, dotted_name, innermost_function,
+    qualified_functions, touches, walk
 )
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
@@ -126,6 +126,10 @@ class _Flow:
         self.locals, self.constants, self.parsers = _scan(func)
         self.reads: list[_Read] = []
         self.loop_breaks: list[list[_State]] = []
+        self.aliases = _like_aliases(func)
+        self.settled: list[tuple[str, set[object]]] = []  # (tested expression, values) of chains whose else raises
+        self.inner: set[int] = set()  # the elif nodes of a chain already read from its head
+        self.exhaustive: set[int] = set()  # the last `if` of a chain an earlier raising chain makes exhaustive
 
     def constant_truth(self, test: ast.AST) -> bool | None:
         """The value of a test that is a literal, or a local assigned one literal and never re-bound
@@ -144,6 +148,26 @@ class _Flow:
         prints the message and exits, so the branch ends there like `sys.exit`."""
         return isinstance(func, ast.Attribute) and func.attr in ("error", "exit") \
             and dotted_name(func.value) in self.parsers
+
+    def read_chain(self, head: ast.If) -> None:
+        """An if/elif chain testing one expression for equality with literals. When its `else` raises,
+        past it the expression holds one of those values; a later chain without `else` that tests the
+        same expression (or the same of a `y = empty_like(x)`) for every one of them is exhaustive."""
+        arms, node = [head], head
+        while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            arms.append(node)
+        self.inner.update(id(a) for a in arms[1:])
+        tested = [_equality(a.test, self.aliases) for a in arms]
+        exprs = {t[0] for t in tested if t is not None}
+        if len(exprs) != 1:
+            return
+        expr = exprs.pop()
+        values = {t[1] for t in tested if t is not None}
+        if node.orelse and isinstance(node.orelse[-1], ast.Raise) and all(t is not None for t in tested):
+            self.settled.append((expr, values))
+        elif not node.orelse and any(e == expr and v <= values for e, v in self.settled):
+            self.exhaustive.add(id(node))
 
     def run(self) -> list[_Read]:
         args = self.func.args
@@ -250,6 +274,10 @@ class _Flow:
             return state
         if isinstance(s, ast.If):
             self.expr(s.test, state)
+            if id(s) not in self.inner:
+                self.read_chain(s)
+            if id(s) in self.exhaustive:
+                return self.block(s.body, state.copy())
             known = self.constant_truth(s.test)
             if known is True:
                 return self.block(s.body, state.copy())
@@ -330,6 +358,31 @@ class _Flow:
             if isinstance(child, ast.expr):
                 self.expr(child, state)
         return state
+
+
+def _like_aliases(func: ast.AST) -> dict[str, str]:
+    """`y = torch.empty_like(x)`: y has x's shape, dtype and dim, so a test on y is a test on x."""
+    out: dict[str, str] = {}
+    for n in walk(func):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                and isinstance(n.value, ast.Call) and dotted_name(n.value.func).endswith("_like") \
+                and n.value.args and isinstance(n.value.args[0], ast.Name):
+            out[n.targets[0].id] = n.value.args[0].id
+    return out
+
+
+def _equality(test: ast.AST, aliases: dict[str, str]) -> tuple[str, object] | None:
+    """(expression, literal) of `expr == literal`, the expression's `_like` copies read as the original."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and isinstance(test.comparators[0], ast.Constant)):
+        return None
+    text = ast.unparse(test.left)
+    root = test.left
+    while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    if isinstance(root, ast.Name) and root.id in aliases:
+        text = re.sub(rf"^{re.escape(root.id)}\b", aliases[root.id], text)
+    return text, test.comparators[0].value
 
 
 def _loop_exit(before: _State, after: _State | None, loop: ast.AST, tracked: set[str]) -> _State:
@@ -520,6 +573,18 @@ def _test_names(cause: ast.AST) -> set[str]:
     return names
 
 
+def _on_constexpr(func: ast.AST, cause: ast.AST) -> bool:
+    """A device kernel's chain on its `tl.constexpr` parameters: Triton specialises on them and a name left
+    unbound fails the kernel's compile, at its first launch with those values, never silently."""
+    if not (isinstance(cause, ast.If) and decorated_with(func, DEVICE_DECORATORS)):
+        return False
+    args = func.args  # type: ignore[attr-defined]
+    constexpr = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs
+                 if a.annotation is not None and ast.unparse(a.annotation).endswith("constexpr")}
+    names = _test_names(cause)
+    return bool(names) and names <= constexpr
+
+
 def _try_body_nodes(node: ast.Try) -> set[ast.AST]:
     return {n for stmt in node.body for n in walk(stmt)}
 
@@ -543,6 +608,8 @@ def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
 @detector("conditional-binding")
 def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
+        if review.facts.is_tooling(f.path):
+            continue  # a benchmark's or CLI's modes come from its own harness, and it fails loudly in its runner's hands
         changed = changed_lines(f)
         # a finding's cause is an if/try/match the PR touched: a function holding none is not read
         index = index_of(tree)
@@ -554,7 +621,7 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
             at = bisect_left(starts, func.lineno)
             if at == len(starts) or starts[at] > (func.end_lineno or func.lineno):
                 continue
-            reads = [r for r in _maybe_unbound(func) if touches(r.cause, changed)]
+            reads = [r for r in _maybe_unbound(func) if touches(r.cause, changed) and not _on_constexpr(func, r.cause)]
             if not reads:
                 continue
             if base_funcs is None:
