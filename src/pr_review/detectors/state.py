@@ -158,15 +158,18 @@ class _Flow:
             node = node.orelse[0]
             arms.append(node)
         self.inner.update(id(a) for a in arms[1:])
-        tested = [_equality(a.test, self.aliases) for a in arms]
+        # `E == v and …` narrows an arm: it bounds what passes a raising chain, it covers nothing in a later one
+        tested = [_equality(a.test.values[0] if isinstance(a.test, ast.BoolOp) and isinstance(a.test.op, ast.And)
+                            else a.test, self.aliases) for a in arms]
         exprs = {t[0] for t in tested if t is not None}
         if len(exprs) != 1:
             return
         expr = exprs.pop()
-        values = {t[1] for t in tested if t is not None}
         if node.orelse and isinstance(node.orelse[-1], ast.Raise) and all(t is not None for t in tested):
-            self.settled.append((expr, values))
-        elif not node.orelse and any(e == expr and v <= values for e, v in self.settled):
+            self.settled.append((expr, {t[1] for t in tested if t is not None}))
+            return
+        covered = {t[1] for a, t in zip(arms, tested) if t is not None and not isinstance(a.test, ast.BoolOp)}
+        if not node.orelse and any(e == expr and v <= covered for e, v in self.settled):
             self.exhaustive.add(id(node))
 
     def run(self) -> list[_Read]:
