@@ -126,7 +126,7 @@ class _Flow:
         self.locals, self.constants, self.parsers = _scan(func)
         self.reads: list[_Read] = []
         self.loop_breaks: list[list[_State]] = []
-        self.aliases = _like_aliases(func)
+        self.aliases: dict[str, str] = {}  # y → x after `y = torch.empty_like(x)`, until y is bound again
         self.settled: list[tuple[str, set[object]]] = []  # (tested expression, values) of chains whose else raises
         self.inner: set[int] = set()  # the elif nodes of a chain already read from its head
         self.exhaustive: set[int] = set()  # the last `if` of a chain an earlier raising chain makes exhaustive
@@ -192,8 +192,12 @@ class _Flow:
                     self.reads.append(_Read(name_node.id, name_node, cause))
 
     def target(self, node: ast.AST, state: _State) -> None:
+        if self.settled and isinstance(node, (ast.Name, ast.Attribute)):  # `x = rearrange(x)`: x.dim() is new
+            rebound = re.compile(rf"^{re.escape(ast.unparse(node))}\b")
+            self.settled = [(e, v) for e, v in self.settled if not rebound.match(e)]
         if isinstance(node, ast.Name):
             state.bind(node.id)
+            self.aliases.pop(node.id, None)
         elif isinstance(node, (ast.Tuple, ast.List)):
             for elt in node.elts:
                 self.target(elt, state)
@@ -238,6 +242,9 @@ class _Flow:
             self.expr(s.value, state)
             for t in s.targets:
                 self.target(t, state)
+            source = _like_source(s.value)
+            if source and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
+                self.aliases[s.targets[0].id] = source
             return state
         if isinstance(s, ast.AnnAssign):
             self.expr(s.value, state)
@@ -363,15 +370,12 @@ class _Flow:
         return state
 
 
-def _like_aliases(func: ast.AST) -> dict[str, str]:
-    """`y = torch.empty_like(x)`: y has x's shape, dtype and dim, so a test on y is a test on x."""
-    out: dict[str, str] = {}
-    for n in walk(func):
-        if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
-                and isinstance(n.value, ast.Call) and dotted_name(n.value.func).endswith("_like") \
-                and n.value.args and isinstance(n.value.args[0], ast.Name):
-            out[n.targets[0].id] = n.value.args[0].id
-    return out
+def _like_source(value: ast.AST) -> str | None:
+    """x of `torch.empty_like(x)`: the new tensor has x's shape, dtype and dim, so a test on it is a test on x."""
+    if isinstance(value, ast.Call) and dotted_name(value.func).endswith("_like") and value.args \
+            and isinstance(value.args[0], ast.Name):
+        return value.args[0].id
+    return None
 
 
 def _equality(test: ast.AST, aliases: dict[str, str]) -> tuple[str, object] | None:
