@@ -622,6 +622,7 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
         index = index_of(tree)
         starts = sorted(c.lineno for kind in CAUSES for c in index.of_type(kind) if touches(c, changed))
         base_funcs: dict[str, ast.AST] | None = None
+        moved: dict[str, ast.AST] | None = None
         for qualname, func in qualified_functions(tree).items():
             if not touches(func, changed):
                 continue
@@ -635,11 +636,27 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
                 base_tree = review.base_python(f)
                 base_funcs = qualified_functions(base_tree) if base_tree is not None else {}
             base_func = base_funcs.get(qualname)
+            if base_func is None:  # code moved in from another file the PR cuts (a module split into a package)
+                moved = _cut_functions(review, f) if moved is None else moved
+                base_func = moved.get(qualname)
             already = {r.name for r in _maybe_unbound(base_func)} if base_func is not None else set()
             for r in reads:
                 if r.name in already:
                     continue  # the same name was already maybe-unbound there on base
                 yield _binding_finding(f.path, qualname, r, changed)
+
+
+def _cut_functions(review: ReviewInput, f: ChangedFile) -> dict[str, ast.AST]:
+    """The base-side functions, by qualified name, of the other Python files the PR removes lines from."""
+    out: dict[str, ast.AST] = {}
+    for other in review.files:
+        if other is f or other.skipped or other.language != "python" or not other.removed:
+            continue
+        base_tree = review.source.python(other.old_path or other.path, "base")
+        if base_tree is not None:
+            for name, func in qualified_functions(base_tree).items():
+                out.setdefault(name, func)
+    return out
 
 
 def _binding_finding(path: str, qualname: str, r: _Read, changed: set[int]) -> Finding:
