@@ -32,10 +32,6 @@ FLAVOUR = lazy_re(r"fnuz|e4m3|e5m2|ocp|float8|fp8_?t\b|gfx\d|__gfx|(^|[^a-z])mx(
 FLAVOUR_NAME = lazy_re(r"fnuz|e4m3|e5m2|ocp|(^|_)mx(fp\d+)?(_|$)|mxfp|gfx\d", re.IGNORECASE)
 
 
-def _short(text: str, limit: int = 100) -> str:
-    return one_line(text, limit)
-
-
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
@@ -241,7 +237,7 @@ def _arch_finding(path: str, hits: list[tuple[int, list[str], str, str]]) -> Fin
     more = f" (and {len(hits) - 1} more comparison(s) in this file)" if len(hits) > 1 else ""
     return Finding(
         rule="arch-literal-in-dispatch", path=path, line=line,
-        problem=(f"New arch string(s) {lits} hard-coded in the dispatch condition `{_short(cond, 80)}` in {where} "
+        problem=(f"New arch string(s) {lits} hard-coded in the dispatch condition `{one_line(cond, 80)}` in {where} "
                  f"({path}:{line}){more}; the base version of this file compared no arch literal."),
         impact=("Arch support is now decided by a string scattered in this file: the next arch (or a variant such as "
                 "a gfx95x sibling) silently takes the other branch, and nobody updating the central arch registry "
@@ -249,7 +245,7 @@ def _arch_finding(path: str, hits: list[tuple[int, list[str], str, str]]) -> Fin
         action=("Author must route the decision through the arch registry / a named capability helper "
                 "(e.g. a `supports_<feature>()` predicate) instead of comparing a raw gfx string here."),
         tag="verified",
-        evidence=[Evidence(path, ln, _short(c, 120)) for ln, _, c, _ in hits[:10]],
+        evidence=[Evidence(path, ln, one_line(c, 120)) for ln, _, c, _ in hits[:10]],
     )
 
 
@@ -259,12 +255,12 @@ def _family_gate_note(path: str, hits: list[tuple[int, list[str], str, str]]) ->
     line, lits, cond, where = hits[0]
     return Finding(
         rule="arch-literal-in-dispatch", path=path, line=line, severity="low", tag="inferred",
-        problem=(f"`{_short(cond, 80)}` in {where} selects kernels this file imports from a "
+        problem=(f"`{one_line(cond, 80)}` in {where} selects kernels this file imports from a "
                  f"{'/'.join(lits)}-only directory, with a fallback on other archs."),
         impact="Correct for the archs that exist; a later arch with the same ISA takes the fallback until the "
                "string is extended.",
         action="Reviewer may suggest a named capability helper shared with the kernel directory.",
-        evidence=[Evidence(path, ln, _short(c, 120)) for ln, _, c, _ in hits[:10]],
+        evidence=[Evidence(path, ln, one_line(c, 120)) for ln, _, c, _ in hits[:10]],
     )
 
 
@@ -446,7 +442,7 @@ def _cpp_arch_strings_in(node) -> Iterator[tuple[object, str]]:
 def _fnuz_finding(path: str, line: int, name: str, cond: str) -> Finding:
     return Finding(
         rule="fnuz-by-arch-name", path=path, line=line,
-        problem=f"`{name}` decides whether fp8 data is fnuz from the arch name (`{_short(cond, 80)}`) at {path}:{line}.",
+        problem=f"`{name}` decides whether fp8 data is fnuz from the arch name (`{one_line(cond, 80)}`) at {path}:{line}.",
         impact=("fnuz-ness is a property of the tensor, not of the GPU: gfx942 can hold OCP e4m3fn tensors "
                 "(checkpoints, another kernel's output) and gfx950 can be handed fnuz data, so the flag is wrong "
                 "for those inputs and their values are read with the wrong exponent bias (off by 2x, NaN on 0x80)."),
@@ -454,7 +450,7 @@ def _fnuz_finding(path: str, line: int, name: str, cond: str) -> Finding:
                 "conversion target by arch."),
         trigger="an e4m3fn tensor reaching this code on the arch the check names (or fnuz data on another arch)",
         tag="verified",
-        evidence=[Evidence(path, line, _short(cond, 120))],
+        evidence=[Evidence(path, line, one_line(cond, 120))],
     )
 
 
@@ -518,7 +514,7 @@ def _python_max_context(node: ast.Constant, parents: dict) -> str | None:
             other = parent.left if parent.right is child else parent.right
             text = ast.unparse(other)
             if re.search(r"amax|absmax|max|scale", text, re.IGNORECASE):
-                reason = f"scales `{_short(text, 40)}`"
+                reason = f"scales `{one_line(text, 40)}`"
         if isinstance(parent, ast.Call):
             fname = dotted_name(parent.func).rsplit(".", 1)[-1]
             if re.search(r"clamp|clip|minimum|maximum|^min$|^max$|fmed3", fname):
@@ -540,9 +536,9 @@ def _python_flavour_guard(node: ast.AST, parents: dict) -> str | None:
     while child in parents:
         parent = parents[child]
         if isinstance(parent, ast.IfExp) and child is not parent.test:
-            return f"selected by `{_short(ast.unparse(parent.test), 50)}`"
+            return f"selected by `{one_line(ast.unparse(parent.test), 50)}`"
         if isinstance(parent, (ast.If, ast.While)) and child is not parent.test and FLAVOUR.search(ast.unparse(parent.test)):
-            return f"inside `if {_short(ast.unparse(parent.test), 50)}`"
+            return f"inside `if {one_line(ast.unparse(parent.test), 50)}`"
         if isinstance(parent, ast.Dict):
             return "an entry of a per-dtype table"
         if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and FLAVOUR_NAME.search(parent.name):
@@ -651,13 +647,13 @@ def _fp8_finding(path: str, site: _Site) -> Finding:
     return Finding(
         rule="fp8-max-hardcoded", path=path, line=site.line,
         problem=(f"fp8 max {shown} (the {FP8_MAX[site.value]} bound) hard-coded in {site.where} at {path}:{site.line} "
-                 f"— {site.context} — with no dtype or arch guard around it: `{_short(site.text, 80)}`."),
+                 f"— {site.context} — with no dtype or arch guard around it: `{one_line(site.text, 80)}`."),
         impact=impact,
         action=("Author must derive the bound from the tensor's dtype (`torch.finfo(dtype).max`, aiter's "
                 "`get_dtype_max(dtype)`, `opus::finfo<T>::max()`), or guard this path to the single fp8 flavour it "
                 "is correct for."),
         trigger=trigger, tag="verified",
-        evidence=[Evidence(path, site.line, _short(site.text, 120))],
+        evidence=[Evidence(path, site.line, one_line(site.text, 120))],
     )
 
 
@@ -695,11 +691,11 @@ def _cpp_max_context(node) -> str | None:
             other = parent.child_by_field_name("left") if parent.child_by_field_name("right") == child \
                 else parent.child_by_field_name("right")
             if op in ("/", "*") and re.search(r"amax|absmax|max|scale", cpp.text_of(other), re.IGNORECASE):
-                reason = f"scales `{_short(cpp.text_of(other), 40)}`"
+                reason = f"scales `{one_line(cpp.text_of(other), 40)}`"
         if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call_expression":
             fn = cpp.text_of(parent.parent.child_by_field_name("function"))
             if re.search(r"clamp|clip|min|max|fmed3|med3", fn.rsplit("::", 1)[-1], re.IGNORECASE):
-                return f"bounds `{_short(fn, 40)}(...)`"
+                return f"bounds `{one_line(fn, 40)}(...)`"
             break
         if parent.type in ("template_argument_list", "subscript_expression", "array_declarator", "case_statement",
                            "subscript_argument_list", "enumerator", "preproc_arg"):
@@ -715,9 +711,9 @@ def _cpp_max_context(node) -> str | None:
 def _cpp_flavour_guard(node) -> str | None:
     for kind, cond in cpp.guards(node):
         if kind in ("ternary", "case", "specialization"):
-            return f"{kind} `{_short(cond, 50)}`"
+            return f"{kind} `{one_line(cond, 50)}`"
         if FLAVOUR.search(cond):
-            return f"{kind} `{_short(cond, 50)}`"
+            return f"{kind} `{one_line(cond, 50)}`"
     for name in cpp.enclosing_names(node):
         if FLAVOUR_NAME.search(name):
             return f"inside `{name}`"
@@ -783,7 +779,7 @@ def _follows_input_dtype(func: ast.FunctionDef) -> str | None:
     for n in walk(func):
         if isinstance(n, ast.Attribute) and n.attr == "dtype" and isinstance(n.ctx, ast.Load) \
                 and dotted_name(n) not in ("torch.dtype", "np.dtype", "numpy.dtype"):
-            return f"reads `{_short(ast.unparse(n), 40)}`"
+            return f"reads `{one_line(ast.unparse(n), 40)}`"
     return None
 
 
@@ -951,12 +947,12 @@ def _dtype_finding(path: str, line: int, name: str, label: str, use: str, func: 
     return Finding(
         rule="dtype-hardcoded", path=path, line=line,
         problem=(f"`{name}` is hard-coded ({use}) in `{func}` at {path}:{line}, a path that otherwise follows its "
-                 f"inputs' dtype ({follows}): `{_short(stmt, 80)}`."),
+                 f"inputs' dtype ({follows}): `{one_line(stmt, 80)}`."),
         impact=(f"Callers that run this path with another dtype (fp16 vs bf16, an fp8 flavour, a different scale "
                 f"format) get a {label} tensor regardless: a silent cast, a dtype mismatch in the next kernel, or a "
                 "wrong result on the configurations nobody tested."),
         action=f"Author must derive the dtype from the input tensor or config instead of fixing it to {label}, or "
                "assert the single dtype this path supports.",
         tag="inferred",
-        evidence=[Evidence(path, line, _short(stmt, 120))],
+        evidence=[Evidence(path, line, one_line(stmt, 120))],
     )

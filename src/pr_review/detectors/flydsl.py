@@ -11,20 +11,11 @@ import ast
 import re
 from typing import Iterable, Iterator
 
-from ..lang import one_line
 from ..lang.index import index_of
-from ..lang.python import dotted_name, node_lines, walk
+from ..lang.python import dotted_name, quoted, touches, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
-
-
-def _short(node: ast.AST, limit: int = 90) -> str:
-    return one_line(ast.unparse(node), limit)
-
-
-def _touched(node: ast.AST, added: set[int]) -> bool:
-    return any(n in added for n in node_lines(node))
 
 
 def _flydsl_files(review: ReviewInput, needle: str, added_token: str = "") -> Iterator[tuple[object, ast.Module]]:
@@ -119,7 +110,7 @@ def flydsl_compile_not_called(review: ReviewInput) -> Iterable[Finding]:
             if not _cache_checked(func, stored):
                 continue  # not a cache-miss path
             path_stmts = _until_exit(after)
-            if not (_touched(stmt, added) or any(_touched(s, added) for s in path_stmts)):
+            if not (touches(stmt, added) or any(touches(s, added) for s in path_stmts)):
                 continue
             if _calls(path_stmts, stored) or _returns_value(path_stmts, stored):
                 continue
@@ -131,7 +122,7 @@ def flydsl_compile_not_called(review: ReviewInput) -> Iterable[Finding]:
             shown = min(stored, key=len)
             yield Finding(
                 rule="flydsl-compile-not-called", path=path, line=stmt.lineno, end_line=stmt.end_lineno,
-                problem=(f"`{func.name}` compiles on its cache-miss path (`{_short(stmt, 70)}`, {path}:{stmt.lineno}) "
+                problem=(f"`{func.name}` compiles on its cache-miss path (`{quoted(stmt, 70)}`, {path}:{stmt.lineno}) "
                          f"and stores the result in `{shown}`, but never calls `{shown}(...)` before leaving."),
                 impact=(("Per the aiter review catalog, `flyc.compile` builds the CompiledFunction and does not "
                          "launch it: the first call for every new (shape, dtype, arch) then runs no kernel and the "
@@ -143,7 +134,7 @@ def flydsl_compile_not_called(review: ReviewInput) -> Iterable[Finding]:
                 trigger=(f"the first call of `{func.name}` for any new shape/dtype key: the cache misses, compiles "
                          "and returns without launching"),
                 tag="inferred",
-                evidence=[Evidence(path, stmt.lineno, _short(stmt, 120))],
+                evidence=[Evidence(path, stmt.lineno, quoted(stmt, 120))],
             )
 
 
@@ -259,9 +250,9 @@ def _dsl_value(expr: ast.AST, defs: dict[str, list[ast.expr]], depth: int = 0) -
         if UNWRAP.search(name) or (isinstance(expr.func, ast.Attribute) and expr.func.attr == "ir_value"):
             return None
         if NUMERIC.match(name):
-            return f"`{_short(expr, 40)}` is a FlyDSL Numeric"
+            return f"`{quoted(expr, 40)}` is a FlyDSL Numeric"
         if name.endswith("const_expr"):
-            return f"`{_short(expr, 40)}` is a const_expr"
+            return f"`{quoted(expr, 40)}` is a const_expr"
         return None
     if isinstance(expr, (ast.BinOp, ast.UnaryOp)):
         for operand in ([expr.left, expr.right] if isinstance(expr, ast.BinOp) else [expr.operand]):
@@ -291,7 +282,7 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
         for node in index_of(tree).nodes:
             if not (isinstance(node, ast.Call) and dotted_name(node.func) in {f"{a}.bitcast" for a in aliases}):
                 continue
-            if not _touched(node, added) or _norm(ast.unparse(node)) in base_calls or len(node.args) < 2:
+            if not touches(node, added) or _norm(ast.unparse(node)) in base_calls or len(node.args) < 2:
                 continue
             operand = _value_operand(node)
             if operand is None or isinstance(operand, ast.Constant):
@@ -305,15 +296,15 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
             path = f.path  # type: ignore[attr-defined]
             yield Finding(
                 rule="flydsl-bitcast-unwrap", path=path, line=node.lineno, end_line=node.end_lineno,
-                problem=(f"`{_short(node, 70)}` at {path}:{node.lineno} passes a DSL value to `arith.bitcast` without "
+                problem=(f"`{quoted(node, 70)}` at {path}:{node.lineno} passes a DSL value to `arith.bitcast` without "
                          f"`arith.unwrap(...)`: {why}."),
                 impact=("`arith.bitcast` is the raw MLIR builder and needs an `ir.Value`; a Numeric/DSL value is "
                         "rejected with a type error at JIT-compile time — the first time this shape/dtype branch is "
                         "traced, not at import or in tests that never reach it."),
-                action=f"Author must wrap the operand: `arith.bitcast(..., arith.unwrap({_short(operand, 40)}))`.",
+                action=f"Author must wrap the operand: `arith.bitcast(..., arith.unwrap({quoted(operand, 40)}))`.",
                 trigger=f"the first JIT trace that reaches {path}:{node.lineno}",
                 tag="inferred",
-                evidence=[Evidence(path, node.lineno, _short(node, 120))],
+                evidence=[Evidence(path, node.lineno, quoted(node, 120))],
             )
 
 

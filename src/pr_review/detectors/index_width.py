@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp, one_line
 from ..lang.index import index_of
-from ..lang.python import children, decorated_with, dotted_name, walk
+from ..lang.python import call_tail, children, decorated_with, dotted_name, walk
 from ..lang.triton import Kernel, argument, keyword, tl_call
 from ..model import Evidence, Finding
 from . import detector
@@ -170,15 +170,10 @@ def _is_wide_dtype(node: ast.AST) -> bool:
     return name.rsplit(".", 1)[-1] in WIDE_DTYPES
 
 
-def _call_tail(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-
-
 def _loads(call: ast.Call) -> bool:
     """A value read from memory: tl.load, a buffer/global load, a shared-memory `.load(layout)` or
     `load_shared_relaxed`."""
-    tail = _call_tail(call)
+    tail = call_tail(call)
     return tail == "load" or tail.startswith("load_") or (bool(MEMORY_CALL.match(tail)) and "load" in tail and "to_shared" not in tail)
 
 
@@ -187,7 +182,7 @@ def _address_roots(kernel: Kernel) -> Iterator[ast.expr]:
     for node in walk(kernel.func):
         if not isinstance(node, ast.Call):
             continue
-        tail = _call_tail(node)
+        tail = call_tail(node)
         if MEMORY_CALL.match(tail):
             positions = next((v for k, v in ADDRESS_ARGS.items() if tail.startswith(k) and
                               (tail == k or k == "buffer_atomic")), ())
@@ -276,7 +271,7 @@ def _py_multiplications(tree: ast.AST) -> Iterator[tuple[tuple[ast.AST, ast.AST]
     for n in walk(tree):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mult):
             yield (n.left, n.right), n
-        elif isinstance(n, ast.Call) and _call_tail(n) in ("mul", "muli") and len(n.args) == 2:
+        elif isinstance(n, ast.Call) and call_tail(n) in ("mul", "muli") and len(n.args) == 2:
             yield (n.args[0], n.args[1]), n
 
 
@@ -303,12 +298,8 @@ def _widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("to", "cast"):
             target = node.args[0] if node.args else keyword(node, "dtype")
             if target is not None and _is_wide_dtype(target):
-                return node.lineno, _short(ast.unparse(node))
+                return node.lineno, one_line(ast.unparse(node), 100)
     return None
-
-
-def _short(text: str, limit: int = 100) -> str:
-    return one_line(text, limit)
 
 
 def _leading_strides(review: ReviewInput, kernel_name: str) -> tuple[set[str], set[str]]:
@@ -357,7 +348,7 @@ def _stride_kind(node: ast.AST, assigned: dict[str, list[ast.AST]], seen: set[st
     if isinstance(node, ast.Subscript):
         return _stride_kind(node.value, assigned, seen)
     if isinstance(node, ast.Call):
-        tail = _call_tail(node)
+        tail = call_tail(node)
         if tail == "stride":
             return "stride"
         if tail in ("size", "numel", "dim", "len"):
@@ -448,8 +439,8 @@ def triton_products(kf: KernelFile, leading: Callable[[str], tuple[set[str], set
                         continue  # the tensor it indexes stays below 2^31 elements at production scale
                     scale = known
                 found.setdefault(product.lineno, Product(
-                    product.lineno, _short(ast.unparse(product)),
-                    (_short(ast.unparse(product.left), 40), _short(ast.unparse(product.right), 40)), scale=scale))
+                    product.lineno, one_line(ast.unparse(product), 100),
+                    (one_line(ast.unparse(product.left), 40), one_line(ast.unparse(product.right), 40)), scale=scale))
         if found:
             yield kernel, sorted(found.values(), key=lambda p: p.line)
 
@@ -557,7 +548,7 @@ def _const_int(node: ast.AST, consts: dict[str, int]) -> int | None:
     if isinstance(node, ast.Name):
         return consts.get(node.id)
     if isinstance(node, ast.Attribute) and node.attr == "max" and isinstance(node.value, ast.Call) \
-            and _call_tail(node.value) == "iinfo" and node.value.args:
+            and call_tail(node.value) == "iinfo" and node.value.args:
         width = dotted_name(node.value.args[0]).rsplit(".", 1)[-1]
         return {"int32": 2 ** 31 - 1, "uint32": 2 ** 32 - 1}.get(width)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Pow, ast.Sub, ast.Add, ast.LShift, ast.Mult)):
@@ -947,8 +938,8 @@ def cpp_products(text: str, added: set[int]) -> Iterator[tuple[str, Product]]:
         if not _feeds_address(node, width, offsets):
             continue
         seen.add(cpp.line_of(node))
-        yield cpp.function_name(func), Product(cpp.line_of(node), _short(cpp.text_of(node)),
-                                               (_short(cpp.text_of(left), 40), _short(cpp.text_of(right), 40)),
+        yield cpp.function_name(func), Product(cpp.line_of(node), one_line(cpp.text_of(node), 100),
+                                               (one_line(cpp.text_of(left), 40), one_line(cpp.text_of(right), 40)),
                                                _cpp_key(left, right))
 
 
@@ -1045,7 +1036,7 @@ class _FlyWidth(_PythonWidth):
         return BOUNDED
 
     def _call(self, call: ast.Call) -> int:
-        tail = _call_tail(call)
+        tail = call_tail(call)
         args = list(call.args) + [k.value for k in call.keywords]
         type_text = " ".join(ast.unparse(a) for a in args[:1]) + " " + " ".join(
             ast.unparse(k.value) for k in call.keywords if k.arg in ("dtype", "type"))
@@ -1068,7 +1059,7 @@ class _FlyWidth(_PythonWidth):
         todo = [node]
         while todo:
             current = todo.pop()
-            if isinstance(current, ast.Call) and _call_tail(current).startswith("buffer_load"):
+            if isinstance(current, ast.Call) and call_tail(current).startswith("buffer_load"):
                 return True
             if isinstance(current, ast.Name) and current.id not in seen:
                 seen.add(current.id)
@@ -1092,18 +1083,18 @@ class _FlyWidth(_PythonWidth):
 
 def _fly_products(func: ast.FunctionDef, width: _FlyWidth) -> Iterator[ast.AST]:
     """Narrow runtime products (`a * b`, `arith.muli(a, b)`) that reach an address argument."""
-    roots = [a for n in walk(func) if isinstance(n, ast.Call) and FLY_ADDRESS_CALLS.match(_call_tail(n))
+    roots = [a for n in walk(func) if isinstance(n, ast.Call) and FLY_ADDRESS_CALLS.match(call_tail(n))
              for a in list(n.args)[1:] + [k.value for k in n.keywords if k.arg not in ("dtype", "vec_width")]]
     seen: set[str] = set()
     todo: list[ast.AST] = list(roots)
     while todo:
         node = todo.pop()
-        if isinstance(node, ast.Call) and _call_tail(node).startswith("buffer_load"):
+        if isinstance(node, ast.Call) and call_tail(node).startswith("buffer_load"):
             continue  # a loaded value is opaque; its own offset is another root
         operands = None
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             operands = (node.left, node.right)
-        elif isinstance(node, ast.Call) and _call_tail(node) == "muli" and len(node.args) == 2:
+        elif isinstance(node, ast.Call) and call_tail(node) == "muli" and len(node.args) == 2:
             operands = (node.args[0], node.args[1])
         if operands and all(width.kind(o) == RUNTIME for o in operands) and any(width.loaded(o) for o in operands):
             yield node
@@ -1135,8 +1126,8 @@ def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
                     base, imports = _base_products_of(review.base_python(f)), _imported(tree)
                 if _squash(ast.unparse(product)) in base or _py_key((left, right), imports or set()) in base:
                     continue  # the product was there before the PR, perhaps spelled differently
-                found.setdefault(product.lineno, Product(product.lineno, _short(ast.unparse(product)),
-                                                         (_short(ast.unparse(left), 40), _short(ast.unparse(right), 40))))
+                found.setdefault(product.lineno, Product(product.lineno, one_line(ast.unparse(product), 100),
+                                                         (one_line(ast.unparse(left), 40), one_line(ast.unparse(right), 40))))
             for product in sorted(found.values(), key=lambda p: p.line):
                 if sibling is None:
                     sibling = _fly_widened_sibling(tree) or (0, "")
@@ -1156,7 +1147,7 @@ def _base_products_of(tree: ast.Module | None) -> set:
 
 def _fly_widened_sibling(tree: ast.Module) -> tuple[int, str] | None:
     for node in walk(tree):
-        if isinstance(node, ast.Call) and _call_tail(node) in FLY_WIDENING and node.args and \
+        if isinstance(node, ast.Call) and call_tail(node) in FLY_WIDENING and node.args and \
                 FLY_WIDE.search(ast.unparse(node.args[0])):
-            return node.lineno, _short(ast.unparse(node))
+            return node.lineno, one_line(ast.unparse(node), 100)
     return None

@@ -29,12 +29,13 @@ import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import dotted_name, walk
+from ..lang import one_line
+from ..lang.python import call_tail, dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
 from .contiguity import _assignments, _bound
-from .index_width import (ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _call_tail, _const_int, _short,
+from .index_width import (ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _const_int,
                           _strided_tensor, module_constants)
 
 SIZE_CALLS = ("numel", "nelement")
@@ -216,7 +217,7 @@ def _moves_base(module: ast.Module, kernel: ast.FunctionDef, param: str) -> bool
         elif isinstance(holder, (ast.Assign, ast.AnnAssign)):
             moved = True
         elif isinstance(holder, ast.Call) and top in holder.args:
-            tail = _call_tail(holder)
+            tail = call_tail(holder)
             if tail in POINTER_CALLS:
                 return False  # a full address
             if tail in ADDRESS_ARGS and holder.args.index(top) != ADDRESS_ARGS[tail][0]:
@@ -309,12 +310,12 @@ def int32_addressing_by_logical_size(review: ReviewInput) -> Iterable[Finding]:
             if top_byte:
                 off_by_one = (" The 32-bit side also admits a span of exactly 2^31 - 1 bytes, whose last byte sits at "
                               "offset 2^31 - 2: a buffer descriptor whose record count is 2^31 - 2 reads it as zero.")
-            evidence = [Evidence(f.path, c.lineno, _short(ast.unparse(c))) for c in loose.values()]
-            evidence.append(Evidence(f.path, gate.lineno, _short(ast.unparse(gate).splitlines()[0])))
+            evidence = [Evidence(f.path, c.lineno, one_line(ast.unparse(c), 100)) for c in loose.values()]
+            evidence.append(Evidence(f.path, gate.lineno, one_line(ast.unparse(gate).splitlines()[0], 100)))
             yield Finding(
                 rule="int32-index-overflow", path=f.path, line=line, severity="medium",
-                problem=f"`{_short(ast.unparse(compare))}` chooses the addressing width from the logical size of "
-                        f"{names} (`{_short(ast.unparse(size))}`), but the launch hands on their strides and nothing "
+                problem=f"`{one_line(ast.unparse(compare), 100)}` chooses the addressing width from the logical size of "
+                        f"{names} (`{one_line(ast.unparse(size), 100)}`), but the launch hands on their strides and nothing "
                         f"here makes or checks them contiguous: a strided view into a larger allocation is small by "
                         f"`numel()` and large by the offsets the kernel forms, so it gets 32-bit addressing over a "
                         f"span that does not fit.{off_by_one}",

@@ -22,7 +22,7 @@ from typing import Iterable, Iterator
 
 from ..lang import one_line
 from ..lang.index import index_of
-from ..lang.python import dotted_name, walk
+from ..lang.python import call_tail, dotted_name, walk
 from ..model import Finding
 from ..profiles import Profile
 from . import detector
@@ -81,11 +81,6 @@ class Scale:
 
 def _tail(node: ast.AST) -> str:
     return node.attr if isinstance(node, ast.Attribute) else ""
-
-
-def _call_tail(call: ast.Call) -> str:
-    func = call.func
-    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _int(node: ast.AST) -> int | None:
@@ -174,7 +169,7 @@ class ShapeResolver:
                 return shape[index]
             return Dim(None, text)
         if isinstance(node, ast.Call):
-            tail = _call_tail(node)
+            tail = call_tail(node)
             if tail == "size" and isinstance(node.func, ast.Attribute) and len(node.args) == 1:
                 shape = self.shape(node.func.value, depth + 1)
                 index = _int(node.args[0])
@@ -224,7 +219,7 @@ class ShapeResolver:
         """`x.shape` / `x.size()` → x's shape."""
         if isinstance(node, ast.Attribute) and node.attr == "shape":
             return self.shape(node.value, depth)
-        if isinstance(node, ast.Call) and _call_tail(node) == "size" and not node.args and isinstance(node.func, ast.Attribute):
+        if isinstance(node, ast.Call) and call_tail(node) == "size" and not node.args and isinstance(node.func, ast.Attribute):
             return self.shape(node.func.value, depth)
         return None
 
@@ -258,7 +253,7 @@ class ShapeResolver:
             return self._member(node.attr, depth)
         if not isinstance(node, ast.Call):
             return None
-        tail = _call_tail(node)
+        tail = call_tail(node)
         if tail in ALLOCATORS:
             positional = [a for a in node.args]
             if tail in ("full", "new_full") or tail.endswith("strided"):
@@ -445,7 +440,7 @@ def _file_defaults(tree: ast.Module) -> dict[str, tuple[int, int]]:
 
 def _shape_literals(call: ast.Call) -> Iterator[ast.Constant]:
     """Integer literals in a shape position of a shape-making call (not `dtype=`/`device=`/fill values)."""
-    tail = _call_tail(call)
+    tail = call_tail(call)
     args = list(call.args)
     if tail in ("full", "new_full") or tail.endswith("strided"):
         args = args[:1]
@@ -473,9 +468,9 @@ def _dimension_literals(element: ast.AST) -> Iterator[ast.Constant]:
 def _stride_compare_literals(node: ast.Compare) -> Iterator[ast.Constant]:
     """`x.stride(0) == 576`, `x.shape[-1] != 512`: the literal side of a comparison with a stride or size."""
     sides = [node.left] + list(node.comparators)
-    if not any(isinstance(s, ast.Call) and _call_tail(s) in ("stride", "size") or
+    if not any(isinstance(s, ast.Call) and call_tail(s) in ("stride", "size") or
                isinstance(s, ast.Subscript) and (_tail(s.value) == "shape" or
-                                                 isinstance(s.value, ast.Call) and _call_tail(s.value) == "stride")
+                                                 isinstance(s.value, ast.Call) and call_tail(s.value) == "stride")
                for s in sides):
         return
     for side in sides:
@@ -516,7 +511,7 @@ def magic_constant(review: ReviewInput) -> Iterable[Finding]:
         for call in index.of_type(ast.Call):
             if dotted_name(call.func).split(".")[0] in KERNEL_NAMESPACES:
                 continue  # tl.zeros((BLOCK_M, BLOCK_N)): a tile shape, not a tensor's
-            if _call_tail(call) in SHAPE_CALLS and call.lineno <= max(lines) and (call.end_lineno or call.lineno) >= min(lines):
+            if call_tail(call) in SHAPE_CALLS and call.lineno <= max(lines) and (call.end_lineno or call.lineno) >= min(lines):
                 candidates += [(c, call) for c in _shape_literals(call) if id(c) in wanted]
         for compare in index.of_type(ast.Compare):
             if compare.lineno <= max(lines) and (compare.end_lineno or compare.lineno) >= min(lines):

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
-from ..lang import one_line
 from ..lang.index import index_of
-from ..lang.python import dotted_name, imported_module_path, node_lines, walk
+from ..lang.python import dotted_name, quoted, touches, imported_module_path, walk
 from ..lang.triton import (
     Kernel,
     argument,
@@ -30,14 +29,6 @@ from . import detector
 from .base import ReviewInput
 
 CONFIG_DIR = re.compile(r"(^|/)configs?/")
-
-
-def _short(node: ast.AST, limit: int = 90) -> str:
-    return one_line(ast.unparse(node), limit)
-
-
-def _touched(node: ast.AST, added: set[int]) -> bool:
-    return any(n in added for n in node_lines(node))
 
 
 @dataclass
@@ -68,7 +59,7 @@ class KernelFile:
 
     def is_new(self, kernel: Kernel, node: ast.AST) -> bool:
         """Added by the PR: on an added line and not the same text in the same kernel on base."""
-        if not _touched(node, self.added):
+        if not touches(node, self.added):
             return False
         return ast.unparse(node) not in self.base_calls.get(kernel.func.name, set())
 
@@ -165,7 +156,7 @@ def _tile(kernel: Kernel, ptr: ast.expr) -> Tile | None:
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub))):
             continue
         for side, other in ((node.left, node.right), (node.right, node.left)):
-            extents = {_short(a.args[1]) for a in _reachable(kernel, side)
+            extents = {quoted(a.args[1]) for a in _reachable(kernel, side)
                        if is_arange(a) and isinstance(a, ast.Call) and len(a.args) >= 2}
             if not extents or kernel.reaches(other, is_arange, through_loads=False):
                 continue
@@ -177,7 +168,7 @@ def _tile(kernel: Kernel, ptr: ast.expr) -> Tile | None:
     # a pointer advanced by a block inside a loop: `a_ptrs += BLOCK_K * stride_ak`
     for node in _reachable(kernel, ptr):
         if isinstance(node, ast.Name) and node.id in kernel.augmented_in_loop:
-            aranges = {name: _short(v.args[1]) for name, values in kernel.defs.items() for v in values
+            aranges = {name: quoted(v.args[1]) for name, values in kernel.defs.items() for v in values
                        if is_arange(v) and isinstance(v, ast.Call) and len(v.args) >= 2}
             used = {n.id for n in _reachable(kernel, ptr) if isinstance(n, ast.Name)}
             for value in kernel.augmented_in_loop[node.id]:
@@ -185,7 +176,7 @@ def _tile(kernel: Kernel, ptr: ast.expr) -> Tile | None:
                     if name in used and _mentions(kernel, value, extent):
                         loop = _enclosing_loop(kernel, value)
                         full = loop is not None and _loop_full_tiles(loop, extent)
-                        return Tile(extent, f"`{node.id} += {_short(value, 50)}` each iteration", name, full)
+                        return Tile(extent, f"`{node.id} += {quoted(value, 50)}` each iteration", name, full)
     return None
 
 
@@ -199,7 +190,7 @@ def _tile_step(kernel: Kernel, other: ast.expr, extent: str) -> tuple[str, bool]
             if _mentions(kernel, loop.iter, extent) or _mentions(kernel, other, extent):
                 return f"loop index `{n.id}`", _loop_full_tiles(loop, extent)
     if kernel.reaches(other, pid, through_loads=False) and _mentions(kernel, other, extent):
-        return f"`{_short(other, 50)}`", False
+        return f"`{quoted(other, 50)}`", False
     return None
 
 
@@ -285,7 +276,7 @@ def _dimension(kernel: Kernel, tile: Tile) -> str | None:
             while isinstance(left, ast.Subscript):
                 left = left.value
             if isinstance(left, ast.Name) and left.id == tile.offset:
-                return _short(n.comparators[0], 40)
+                return quoted(n.comparators[0], 40)
     return None
 
 
@@ -328,7 +319,7 @@ def _t1(kf: KernelFile, kernel: Kernel, call: ast.Call) -> Finding | None:
     op = "store" if dotted_name(call.func).endswith("store") else "load"
     what = "writes" if op == "store" else "reads"
     along = f"`{dim}`" if dim else f"the dimension `{tile.extent}` tiles"
-    problem = (f"`tl.{op}({_short(ptr, 60)})` in kernel `{kernel.func.name}` ({kf.f.path}:{call.lineno}) has no "
+    problem = (f"`tl.{op}({quoted(ptr, 60)})` in kernel `{kernel.func.name}` ({kf.f.path}:{call.lineno}) has no "
                f"`mask=`, yet its offsets step through {along} in `{tile.extent}`-wide tiles ({tile.how}).")
     impact = (f"Triton does not bounds-check: when {along} is not a multiple of `{tile.extent}`, the last tile "
               f"{what} up to `{tile.extent}` - 1 elements past the end of the tensor"
@@ -341,7 +332,7 @@ def _t1(kf: KernelFile, kernel: Kernel, call: ast.Call) -> Finding | None:
     return Finding(
         rule="unmasked-triton-access", path=kf.f.path, line=call.lineno, end_line=call.end_lineno,
         problem=problem, impact=impact, action=action, trigger=trigger, tag="verified",
-        evidence=[Evidence(kf.f.path, call.lineno, _short(call, 120))],
+        evidence=[Evidence(kf.f.path, call.lineno, quoted(call, 120))],
     )
 
 
@@ -371,7 +362,7 @@ def masked_load_without_other(review: ReviewInput) -> Iterable[Finding]:
                 yield Finding(
                     rule="masked-load-without-other", path=kf.f.path, line=call.lineno, end_line=call.end_lineno,
                     problem=(f"`{target}` is loaded with `mask=` but no `other=` in kernel `{kernel.func.name}` "
-                             f"({kf.f.path}:{call.lineno}) and feeds the {kind}-reduction `{_short(red, 60)}` "
+                             f"({kf.f.path}:{call.lineno}) and feeds the {kind}-reduction `{quoted(red, 60)}` "
                              f"(line {red.lineno})."),
                     impact=(f"Masked-off lanes hold an unspecified value (0 in practice); in a {kind}-reduction a "
                             f"padded lane can win — a 0 beats every value when the live lanes are all "
@@ -379,9 +370,9 @@ def masked_load_without_other(review: ReviewInput) -> Iterable[Finding]:
                     action=f"Author must pass `other=float('{fill}')` to the load (or `tl.where` the padded lanes "
                            f"to {fill}) before the reduction.",
                     trigger=(f"the tail tile with every live value {'< 0' if kind == 'max' else '> 0'}: "
-                             f"`{_short(red, 40)}` returns 0 instead of the true {kind}"),
-                    evidence=[Evidence(kf.f.path, call.lineno, _short(call, 120)),
-                              Evidence(kf.f.path, red.lineno, _short(red, 120))],
+                             f"`{quoted(red, 40)}` returns 0 instead of the true {kind}"),
+                    evidence=[Evidence(kf.f.path, call.lineno, quoted(call, 120)),
+                              Evidence(kf.f.path, red.lineno, quoted(red, 120))],
                 )
 
 
@@ -462,7 +453,7 @@ def accumulator_precision(review: ReviewInput) -> Iterable[Finding]:
                 where = f"`{acc_name}`" if acc_name else "the dot's output"
                 yield Finding(
                     rule="accumulator-precision", path=kf.f.path, line=dot.lineno, end_line=dot.end_lineno,
-                    problem=(f"`{_short(dot, 70)}` in kernel `{kernel.func.name}` ({kf.f.path}:{dot.lineno}) "
+                    problem=(f"`{quoted(dot, 70)}` in kernel `{kernel.func.name}` ({kf.f.path}:{dot.lineno}) "
                              f"accumulates into {where} in {kind} inside a loop"
                              + (f" (initialised at line {init.lineno})." if init is not None else ".")),
                     impact=(f"{kind} keeps {8 if kind == 'bf16' else 11} significant bits: once the running sum is "
@@ -472,8 +463,8 @@ def accumulator_precision(review: ReviewInput) -> Iterable[Finding]:
                            "`out_dtype`) and cast once at the store.",
                     trigger=(f"a K loop of a few hundred tiles with same-sign partial products: the {kind} running "
                              f"sum stops growing once it reaches ~2^{8 if kind == 'bf16' else 11}× one tile's product"),
-                    evidence=[Evidence(kf.f.path, dot.lineno, _short(dot, 120))]
-                    + ([Evidence(kf.f.path, init.lineno, _short(init, 120))] if init is not None else []),
+                    evidence=[Evidence(kf.f.path, dot.lineno, quoted(dot, 120))]
+                    + ([Evidence(kf.f.path, init.lineno, quoted(init, 120))] if init is not None else []),
                 )
 
 
@@ -519,7 +510,7 @@ def grid_program_id_mismatch(review: ReviewInput) -> Iterable[Finding]:
             if kernel is None:
                 continue
             changed_kernel = resolver.program_id_changed(kpath, kernel)
-            if not (_touched(call, added) or changed_kernel):
+            if not (touches(call, added) or changed_kernel):
                 continue
             dims = _grid_dims(grid, call, tree, parents)
             if dims is None:
@@ -624,7 +615,7 @@ def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Ker
         return None
     rank = len(dims)
     beyond = sorted(a for a in axes if a >= rank and not _axis_behind_constexpr(kernel, a))
-    grid_text = "(" + ", ".join(_short(d, 40) for d in dims) + ("," if rank == 1 else "") + ")"
+    grid_text = "(" + ", ".join(quoted(d, 40) for d in dims) + ("," if rank == 1 else "") + ")"
     if beyond:
         axis = beyond[0]
         return Finding(
@@ -635,7 +626,7 @@ def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Ker
                     f"first block along that axis is computed and the rest of the output is never written."),
             action=f"Author must add axis {axis} to the grid (or fold it into an existing axis in the kernel).",
             trigger=f"any launch whose work along kernel axis {axis} needs more than one program",
-            evidence=[Evidence(path, call.lineno, _short(call, 120)), Evidence(kpath, axes[axis], f"tl.program_id({axis})")],
+            evidence=[Evidence(path, call.lineno, quoted(call, 120)), Evidence(kpath, axes[axis], f"tl.program_id({axis})")],
         )
     unused = [i for i, d in enumerate(dims) if i not in axes and not (isinstance(d, ast.Constant) and d.value == 1)]
     if unused:
@@ -644,11 +635,11 @@ def _t6(path: str, call: ast.Call, kname: str, dims: list[ast.expr], kernel: Ker
             rule="grid-program-id-mismatch", path=path, line=call.lineno, end_line=call.end_lineno, severity="medium",
             problem=(f"`{kname}` is launched with the grid {grid_text} at {path}:{call.lineno}, but the kernel never "
                      f"reads `program_id({axis})` (it reads axes {sorted(axes)}; {kpath})."),
-            impact=(f"Every program along axis {axis} (extent `{_short(dims[axis], 40)}`) repeats the same tile: "
+            impact=(f"Every program along axis {axis} (extent `{quoted(dims[axis], 40)}`) repeats the same tile: "
                     "wasted launches, and duplicated atomics or racing stores when the kernel accumulates."),
             action=f"Author must drop axis {axis} from the grid or use `program_id({axis})` in the kernel.",
             trigger=None, tag="inferred",
-            evidence=[Evidence(path, call.lineno, _short(call, 120))],
+            evidence=[Evidence(path, call.lineno, quoted(call, 120))],
         )
     return None
 
@@ -689,7 +680,7 @@ class _KernelResolver:
         if f is None:
             return False
         added = f.added_lines
-        return any(_touched(c, added) for c in kernel.calls("program_id"))
+        return any(touches(c, added) for c in kernel.calls("program_id"))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -835,7 +826,7 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
         sites = []
         why: Evidence | None = None
         for site in _knob_sites(tree, knobs):
-            if not _touched(site.node, added):
+            if not touches(site.node, added):
                 continue
             if _justified(lines, site.node):
                 continue  # a comment beside the knob gives the measurement the question asks for
@@ -920,7 +911,7 @@ def _tunable_structure(func: ast.FunctionDef, module: ast.Module, aliases: set[s
     helpers = {k.name: k for k in kernels(module)}
     for node in walk(func):
         if tl_call(node, aliases, "dot", "dot_scaled"):
-            return node, f"calls `{_short(node.func)}` at line {node.lineno}"
+            return node, f"calls `{quoted(node.func)}` at line {node.lineno}"
         if isinstance(node, ast.While):
             return node, f"loops (`while`) at line {node.lineno}"
         if isinstance(node, ast.For) and isinstance(node.iter, ast.Call):
@@ -928,7 +919,7 @@ def _tunable_structure(func: ast.FunctionDef, module: ast.Module, aliases: set[s
             head, _, tail = callee.rpartition(".")
             bounds = node.iter.args
             if tail in LOOP_RANGES and (not head or head in aliases) and not all(_literal(b) for b in bounds):
-                return node, f"loops over `{_short(node.iter, 60)}` at line {node.lineno}"
+                return node, f"loops over `{quoted(node.iter, 60)}` at line {node.lineno}"
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers \
                 and node.func.id not in seen:
             found = _tunable_structure(helpers[node.func.id], module, aliases, seen)

@@ -9,7 +9,7 @@ import weakref
 from collections import deque
 from typing import Iterable, Iterator
 
-from . import Unparsable
+from . import Unparsable, one_line
 
 # Deepest tree handed to the detectors: they walk trees recursively (`ast.unparse`, NodeVisitor) at
 # about three frames per level, so a deeper tree (a 700-term `a + a + …`) would overflow the stack
@@ -94,6 +94,17 @@ def tokens(text: str) -> list[tokenize.TokenInfo]:
             return list(tokenize.generate_tokens(io.StringIO(text).readline))
         except (tokenize.TokenError, SyntaxError, RecursionError, MemoryError) as exc:  # IndentationError is a SyntaxError
             raise Unparsable(f"not valid Python ({type(exc).__name__})") from exc
+
+
+def quoted(node: ast.AST, limit: int = 90) -> str:
+    """A node's source, as a finding quotes PR code (one line, cut to `limit`)."""
+    return one_line(ast.unparse(node), limit)
+
+
+def call_tail(call: ast.Call) -> str:
+    """The last name of a call's callee: `tl.load(…)` → `load`, `f(…)` → `f`, '' for anything else."""
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def dotted_name(node: ast.AST) -> str:
