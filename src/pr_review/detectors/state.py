@@ -150,25 +150,27 @@ class _Flow:
             and dotted_name(func.value) in self.parsers
 
     def read_chain(self, head: ast.If) -> None:
-        """An if/elif chain testing one expression for equality with literals. When its `else` raises,
-        past it the expression holds one of those values; a later chain without `else` that tests the
-        same expression (or the same of a `y = empty_like(x)`) for every one of them is exhaustive."""
+        """An if/elif chain testing one expression for equality with literals (or one name's type). When its
+        `else` raises, past it the expression holds one of those values; a later chain without `else` that
+        tests the same expression (or the same of a `y = empty_like(x)`) for every one of them is exhaustive,
+        and so is a chain on a parameter's type that covers every member of its annotated union."""
         arms, node = [head], head
         while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
             node = node.orelse[0]
             arms.append(node)
         self.inner.update(id(a) for a in arms[1:])
         # `E == v and …` narrows an arm: it bounds what passes a raising chain, it covers nothing in a later one
-        tested = [_equality(a.test.values[0] if isinstance(a.test, ast.BoolOp) and isinstance(a.test.op, ast.And)
-                            else a.test, self.aliases) for a in arms]
+        tested = [_tested(a.test.values[0] if isinstance(a.test, ast.BoolOp) and isinstance(a.test.op, ast.And)
+                          else a.test, self.aliases) for a in arms]
         exprs = {t[0] for t in tested if t is not None}
         if len(exprs) != 1:
             return
         expr = exprs.pop()
         if node.orelse and isinstance(node.orelse[-1], ast.Raise) and all(t is not None for t in tested):
-            self.settled.append((expr, {t[1] for t in tested if t is not None}))
+            self.settled.append((expr, {v for t in tested if t is not None for v in t[1]}))
             return
-        covered = {t[1] for a, t in zip(arms, tested) if t is not None and not isinstance(a.test, ast.BoolOp)}
+        covered = {v for a, t in zip(arms, tested) if t is not None and not isinstance(a.test, ast.BoolOp)
+                   for v in t[1]}
         if not node.orelse and any(e == expr and v <= covered for e, v in self.settled):
             self.exhaustive.add(id(node))
 
@@ -176,6 +178,10 @@ class _Flow:
         args = self.func.args
         params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         params |= {a.arg for a in (args.vararg, args.kwarg) if a is not None}
+        for a in args.posonlyargs + args.args + args.kwonlyargs:  # `block_counts: int | torch.Tensor`
+            members = _union_members(a.annotation)
+            if len(members) > 1:
+                self.settled.append((a.arg, {("type", m) for m in members}))
         self.block(self.func.body, _State(set(params)))
         return self.reads
 
@@ -376,6 +382,43 @@ def _like_source(value: ast.AST) -> str | None:
             and isinstance(value.args[0], ast.Name):
         return value.args[0].id
     return None
+
+
+def _union_members(annotation: ast.AST | None) -> set[str]:
+    """The last names of a union annotation's members: `int | torch.Tensor` → {int, Tensor}; `Optional[T]`
+    adds None."""
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        return _union_members(annotation.left) | _union_members(annotation.right)
+    if isinstance(annotation, ast.Subscript) and dotted_name(annotation.value).rsplit(".", 1)[-1] in ("Union", "Optional"):
+        inner = annotation.slice
+        parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+        out = {m for p in parts for m in _union_members(p)}
+        return out | {"None"} if dotted_name(annotation.value).endswith("Optional") else out
+    if isinstance(annotation, ast.Constant) and annotation.value is None:
+        return {"None"}
+    if annotation is None:
+        return set()
+    name = dotted_name(annotation)
+    return {name.rsplit(".", 1)[-1] if name else ast.unparse(annotation)}  # `list[int]` stays itself: uncovered
+
+
+def _tested(test: ast.AST, aliases: dict[str, str]) -> tuple[str, set[object]] | None:
+    """(name, its types) of `isinstance(p, T)` / `torch.is_tensor(p)` / `p is None`; else `_equality`."""
+    if isinstance(test, ast.Call) and test.args and isinstance(test.args[0], ast.Name):
+        callee = dotted_name(test.func)
+        if callee == "isinstance" and len(test.args) == 2:
+            kinds = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
+            names = {dotted_name(k).rsplit(".", 1)[-1] for k in kinds}
+            return (test.args[0].id, {("type", n) for n in names}) if "" not in names else None
+        if callee.rsplit(".", 1)[-1] == "is_tensor" and len(test.args) == 1:
+            return test.args[0].id, {("type", "Tensor")}
+        return None
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Is) \
+            and isinstance(test.left, ast.Name) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return test.left.id, {("type", "None")}
+    found = _equality(test, aliases)
+    return (found[0], {found[1]}) if found is not None else None
 
 
 def _equality(test: ast.AST, aliases: dict[str, str]) -> tuple[str, object] | None:
