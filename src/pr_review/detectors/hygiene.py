@@ -307,7 +307,9 @@ def _requirements(review: ReviewInput, f) -> Iterable[Finding]:
     yield finding
 
 
-def _pyproject_deps(text: str | None) -> set[str]:
+def _pyproject_deps(text: str | None, installed: bool = False, build: bool = True) -> set[str]:
+    """The names a pyproject.toml declares: all of them, or (installed) only those a plain install pulls:
+    the dependencies, and the build requirements when `build` (never an optional extra)."""
     if not text:
         return set()
     # imported here: only a PR that edits pyproject.toml reads TOML, and the parser costs every other
@@ -323,50 +325,114 @@ def _pyproject_deps(text: str | None) -> set[str]:
     specs: list[str] = []
     project = data.get("project") or {}
     specs += list(project.get("dependencies") or [])
-    for extra in (project.get("optional-dependencies") or {}).values():
-        specs += list(extra or [])
-    specs += list((data.get("build-system") or {}).get("requires") or [])
+    if not installed:
+        for extra in (project.get("optional-dependencies") or {}).values():
+            specs += list(extra or [])
+    if build:
+        specs += list((data.get("build-system") or {}).get("requires") or [])
     poetry = ((data.get("tool") or {}).get("poetry") or {})
-    names = {_canon(k) for k in (poetry.get("dependencies") or {}) if k.lower() != "python"}
+    names = {_canon(k) for k, v in (poetry.get("dependencies") or {}).items()
+             if k.lower() != "python" and not (installed and isinstance(v, dict) and v.get("optional"))}
     return names | {_req_name(s) for s in specs if isinstance(s, str)} - {""}
 
 
 def _pyproject(review: ReviewInput, f) -> Iterable[Finding]:
-    new = _pyproject_deps(review.source.text(f.path)) - _pyproject_deps(
-        review.base_text(f, ""))
-    for name in sorted(new):
-        hit = next(((n, t) for n, t in f.added if re.search(rf"""["']?{re.escape(name)}""", _canon(t))), None)
+    base = review.base_text(f, "")
+    # a new pyproject.toml builds a new package: its build requirements are that package's tooling, which
+    # no install of the project pulls; an optional extra is pulled only by who asks for it
+    new = _pyproject_deps(review.source.text(f.path), installed=True, build=bool(base)) - _pyproject_deps(base)
+    lines = [(n, t) for n, t in f.added if not t.lstrip().startswith("#")]
+    for name in sorted(new - _already_imported(review, new)):
+        hit = next(((n, t) for n, t in lines if _names_dist(t, name)), None)
         if hit:
             yield _dep_finding(f.path, hit[0], name, f"`{f.path}`", hit[1])
 
 
-def _setup_requires(text: str | None) -> set[str]:
+def _names_dist(line: str, name: str) -> bool:
+    """The line spells the distribution `name` (any of - _ . between its parts) as a whole word."""
+    return re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-]*[\w])", _canon(line)) is not None
+
+
+def _already_imported(review: ReviewInput, names: set[str]) -> set[str]:
+    """Newly declared names the base tree's code already imports: the PR writes an existing dependency
+    down (fla: triton), which is no new package for any user."""
+    out: set[str] = set()
+    for name in names:
+        modules = {m for m, d in IMPORT_TO_DIST.items() if _canon(d) == name} | {name.replace("-", "_")}
+        for module in modules:
+            if not module.isidentifier():
+                continue
+            reads = re.compile(rf"^\s*(import|from)\s+{re.escape(module)}(\.|\s|$)", re.ASCII)
+            if any(reads.search(text) for path, _, text in review.source.grep(module, "base", ("*.py",), word=True)
+                   if not RUNTIME_EXCLUDE.search(path)):
+                out.add(name)
+                break
+    return out
+
+
+def _requirement_strings(node: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for sub in walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            name = _req_name(sub.value)
+            if name and re.match(r"^[\w.-]+\s*(?:[<>=!~\[;]|$)", sub.value.strip()):
+                out.add(name)
+    return out
+
+
+def _setup_requires(text: str | None, installed: bool = False) -> set[str]:
+    """The requirement strings of a setup.py: every one (a move between variables or into a helper
+    function changes nothing), or (installed) those `install_requires` / `setup_requires` reach, following
+    names to their assignments and calls to this file's functions."""
     if not text:
         return set()
     try:
         tree = parse(text)
     except Unparsable:
         return set()
+    if not installed:
+        return _requirement_strings(tree)
+    nodes = index_of(tree).nodes
+    roots = [node.value for node in nodes if isinstance(node, ast.keyword)
+             and node.arg in ("install_requires", "setup_requires")]
+    if not roots:  # no setup() keyword to follow: the lists named like requirements (never an extra)
+        roots = [node.value for node in nodes if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and re.search(r"requires?|deps|dependencies", t.id, re.IGNORECASE)
+            and not re.search(r"extra|optional|dev|test|doc|bench", t.id, re.IGNORECASE) for t in node.targets)]
+    functions = {n.name: n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     out: set[str] = set()
-    for node in index_of(tree).nodes:
-        values: list[ast.AST] = []
-        if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require", "setup_requires") or isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and re.search(r"requires?|deps|dependencies", t.id, re.IGNORECASE)
-                                                  for t in node.targets):
-            values.append(node.value)
-        for value in values:
-            for sub in walk(value):
-                if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-                    name = _req_name(sub.value)
-                    if name and re.match(r"^[\w.-]+\s*(?:[<>=!~\[;]|$)", sub.value.strip()):
-                        out.add(name)
+    seen: set[str] = set()
+    while roots:
+        value = roots.pop()
+        out |= _requirement_strings(value)
+        for sub in walk(value):
+            name = sub.id if isinstance(sub, ast.Name) else None
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in functions:
+                if sub.func.id not in seen:
+                    seen.add(sub.func.id)
+                    roots += [r.value for r in walk(functions[sub.func.id])
+                              if isinstance(r, ast.Return) and r.value is not None]
+            if name is None or name in seen:
+                continue
+            seen.add(name)
+            for node in nodes:  # its assignments, `+=` and .append/.extend calls
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
+                                                        for t in node.targets):
+                    roots.append(node.value)
+                elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and node.target.id == name:
+                    roots.append(node.value)
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr in ("append", "extend", "insert") and \
+                        isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+                    roots += node.args
     return out
 
 
 def _setup_py(review: ReviewInput, f) -> Iterable[Finding]:
-    new = _setup_requires(review.source.text(f.path)) - _setup_requires(
-        review.base_text(f, ""))
-    for name in sorted(new):
-        hit = next(((n, t) for n, t in f.added if _canon(name) in _canon(t)), None)
+    new = _setup_requires(review.source.text(f.path), installed=True) - _setup_requires(review.base_text(f, ""))
+    lines = [(n, t) for n, t in f.added if not t.lstrip().startswith("#")]
+    for name in sorted(new - _already_imported(review, new)):
+        hit = next(((n, t) for n, t in lines if _names_dist(t, name)), None)
         if hit:
             yield _dep_finding(f.path, hit[0], name, "setup.py's requirements", hit[1])
 
@@ -407,15 +473,17 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
                 commented = _has_comment(review, f.path, node.lineno)
                 if guarded and (root not in ROCM_SYSTEM or commented):
                     continue  # optional: the author handles its absence
-                candidates[root] = (f.path, node.lineno, ast.unparse(node), guarded)
+                if any(isinstance(c, ast.Constant) and c.value == root for c in index_of(tree).nodes):
+                    continue  # the module names the package as data (find_spec, package_name = "…"): it checks
+                candidates[root] = (f.path, node.lineno, ast.unparse(node), guarded, module)
     if not candidates:
         return
     declared = _declared(review)
     local: set[str] | None = None  # the whole tree's listing, read only for an import no file declares
     undeclared: list[str] = []
-    for root in candidates:
+    for root, (_, _, _, _, module) in candidates.items():
         dist = _canon(IMPORT_TO_DIST.get(root, root))
-        if dist in declared or _canon(root) in declared:
+        if dist in declared or _spelled_in(module, declared):
             continue  # declared by a requirements file, setup.py or pyproject.toml
         if local is None:
             local = _tree_module_names(review)
@@ -428,7 +496,7 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
     if len(words) > 1:
         review.source.grep_words(words, "base", ("*.py",))
     for root in undeclared:
-        path, line, statement, guarded = candidates[root]
+        path, line, statement, guarded, _ = candidates[root]
         pattern = rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)"
         if root in words:
             reads = re.compile(pattern, re.ASCII)
@@ -454,6 +522,17 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
             tag="verified",
             evidence=[Evidence(path, line, statement[:120])],
         )
+
+
+def _spelled_in(module: str, declared: set[str]) -> bool:
+    """A declared distribution spells the imported module, or its leading dotted parts down to the top-level
+    package, as consecutive parts of its name: `cuda.tile` is `cuda-tile`, `cutlass` part of `nvidia-cutlass-dsl`."""
+    parts = _canon(module).split("-")
+    for n in range(len(parts), len(_canon(module.split(".", 1)[0]).split("-")) - 1, -1):
+        word = "-".join(parts[:n])
+        if any(f"-{word}-" in f"-{d}-" for d in declared):
+            return True
+    return False
 
 
 def _tree_module_names(review: ReviewInput) -> set[str]:
