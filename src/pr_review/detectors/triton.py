@@ -27,8 +27,9 @@ from ..lang.triton import (
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
-CONFIG_DIR = re.compile(r"(^|/)configs?/")
+CONFIG_DIR = lazy_re(r"(^|/)configs?/")
 
 
 @dataclass
@@ -102,7 +103,7 @@ def _kernel_file(review: ReviewInput, f: ChangedFile) -> KernelFile | None:
 # T1 — tl.load / tl.store with no mask on a tiled dimension
 
 CLAMPS = ("minimum", "where")
-GUARD_NAME = re.compile(r"EVEN|DIVISIBLE|ALIGN|NO_?MASK|MASK|PAD|FULL|TAIL|BOUND|CHECK|SAFE", re.IGNORECASE)
+GUARD_NAME = lazy_re(r"EVEN|DIVISIBLE|ALIGN|NO_?MASK|MASK|PAD|FULL|TAIL|BOUND|CHECK|SAFE", re.IGNORECASE)
 
 
 def _is_arange(kernel: Kernel):
@@ -688,7 +689,7 @@ class _KernelResolver:
 
 T3_KNOBS = ("num_warps", "num_stages", "num_ctas")
 T4_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
-ARCH_TEST = re.compile(r"gfx|arch|cdna|rdna|mi3\d\d|is_fp8_fnuz|fnuz", re.IGNORECASE)
+ARCH_TEST = lazy_re(r"gfx|arch|cdna|rdna|mi3\d\d|is_fp8_fnuz|fnuz", re.IGNORECASE)
 
 
 @dataclass
@@ -706,7 +707,7 @@ def _literal(value: ast.expr) -> str | None:
     return None
 
 
-CONFIG_NAME = re.compile(r"config|cfg|tune", re.IGNORECASE)
+CONFIG_NAME = lazy_re(r"config|cfg|tune", re.IGNORECASE)
 
 
 def _imports_triton(tree: ast.Module) -> bool:
@@ -778,7 +779,7 @@ def _arch_conditional(node: ast.AST, parents: dict, arch_names: set[str]) -> boo
     return False
 
 
-EVIDENCE_COMMENT = re.compile(r"#.*(tuned|measured|benchmark|sweep|\d+(\.\d+)?\s*(x|%|us|ms)\b)", re.IGNORECASE)
+EVIDENCE_COMMENT = lazy_re(r"#.*(tuned|measured|benchmark|sweep|\d+(\.\d+)?\s*(x|%|us|ms)\b)", re.IGNORECASE)
 
 
 def _justified(lines: list[str], node: ast.AST) -> bool:

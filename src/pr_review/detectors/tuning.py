@@ -9,8 +9,9 @@ from typing import Iterable
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
-HIPBLASLT = re.compile(r"\bhipblaslt\b", re.IGNORECASE)
+HIPBLASLT = lazy_re(r"\bhipblaslt\b", re.IGNORECASE)
 
 
 @detector("hipblaslt-in-tuning-config")
