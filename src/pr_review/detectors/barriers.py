@@ -54,6 +54,14 @@ def _barrier_counts(tree) -> dict[str, Counter]:
     return counts
 
 
+def _waits(counter: Counter, callee: str) -> int:
+    """How often a function waits at least as strongly as `callee`: the call itself or a wider-scoped or
+    counting form of it (`__threadfence_system` for `__threadfence`, `__syncthreads_or` for `__syncthreads`);
+    a `_block` form is narrower (`__threadfence_block` orders the block only)."""
+    return sum(n for other, n in counter.items()
+               if other == callee or other.startswith(f"{callee}_") and not other.endswith("_block"))
+
+
 def _left_alone_or_commented(review: ReviewInput, f, base_func, head_funcs, barrier_line: int, callee: str) -> bool:
     """The function around the barrier is otherwise unchanged (a kernel rewrite that waits differently is a
     design a reader cannot check from here), or the PR left the barrier in as a comment: switched off.
@@ -112,8 +120,8 @@ def removed_barrier(review: ReviewInput) -> Iterable[Finding]:
             name = cpp.function_name(func) if func is not None else ""
             if not name or name not in head_counts or (name, callee) in reported:
                 continue  # the function is gone or renamed: not a barrier dropped from a kernel that stays
-            if head_counts[name][callee] >= base_counts[name][callee]:
-                continue  # still called as often: moved within the function, or re-spelled
+            if _waits(head_counts[name], callee) >= base_counts[name][callee]:
+                continue  # still called as often (or a stronger form): moved within the function, or re-spelled
             if not _left_alone_or_commented(review, f, func, head_functions.get(name, []), line, callee):
                 continue  # the kernel was rewritten around it: how it orders its memory now is its design
             keepers = sorted(other for other, counter in head_counts.items() if other != name and counter[callee])
