@@ -789,6 +789,10 @@ def _justified(lines: list[str], node: ast.AST) -> bool:
     return any(EVIDENCE_COMMENT.search(line) for line in lines[start:end])
 
 
+# a Triton backend for a device without warps or a CUDA/HIP pipeline (triton-ascend on Ascend NPU: fla's
+# `backends/triton_ascend/`, liger's `backends/_ascend/`): num_warps/num_stages there are no GPU tuning question
+NON_GPU_BACKEND = lazy_re(r"(^|/)_?(triton_)?(ascend|npu)(_\w+)?/", re.IGNORECASE)
+
 MAX_KNOB_FILES = 3  # one question per file, at most this many per PR; the rest are listed on the last
 
 
@@ -809,7 +813,7 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
     resolver = _KernelResolver(review)
     for f in review.changed("python", include_tests=False):
         if not f.added or review.facts.is_tooling(f.path) or CONFIG_DIR.search(f.path) \
-                or not any(token.search(t) for _, t in f.added):
+                or NON_GPU_BACKEND.search(f.path) or not any(token.search(t) for _, t in f.added):
             continue
         tree = review.source.python(f.path)
         if tree is None or not _imports_triton(tree):
