@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
@@ -393,9 +393,7 @@ def _reduction_of(kernel: Kernel, name: str) -> tuple[ast.Call, str] | None:
         value = argument(call, 0, "input")
         if value is None:
             continue
-        hits = kernel.reaches(value, lambda n: isinstance(n, ast.Name) and n.id == name,
-                              through_loads=False, stop=where)
-        if not hits:
+        if not _flows_into(kernel, value, name, stop=where):
             continue
         if kind == "max" and kernel.reaches(value, lambda n: tl_call(n, kernel.aliases, "abs")
                                             or dotted_name(getattr(n, "func", n)).endswith(".abs"),
@@ -403,6 +401,57 @@ def _reduction_of(kernel: Kernel, name: str) -> tuple[ast.Call, str] | None:
             continue  # max of |x|: a 0 lane can never beat a live non-negative value
         return call, kind
     return None
+
+
+def _flows_into(kernel: Kernel, expr: ast.AST, name: str, stop: Callable[[ast.AST], bool]) -> bool:
+    """Whether the value `name` held reaches `expr` through assignments that can run before it: a name is
+    followed to a definition above the use, or to one in a loop around both (carried to the next
+    iteration); a load is opaque and `stop` prunes. Kernel.reaches ignores statement order, so a name
+    redefined further down (liger's X_block, rebound from weight_block in a later pass) would feed a
+    reduction it never reaches."""
+    def loops(node: ast.AST) -> set[ast.AST]:
+        return {a for a in kernel.ancestors(node) if isinstance(a, (ast.For, ast.While))}
+
+    def anchor_of(value: ast.AST) -> ast.AST:
+        return value.right if isinstance(value, ast.BinOp) and not hasattr(value, "lineno") else value
+
+    def dominates(value: ast.AST, at: ast.AST) -> bool:
+        """The definition runs on every path to `at` (above it, in a block around it, no branch between)."""
+        around = set(kernel.ancestors(at))
+        for node in kernel.ancestors(value):
+            if node in around:
+                return True
+            if isinstance(node, (ast.If, ast.For, ast.While, ast.Try, ast.With, ast.IfExp, ast.BoolOp)):
+                return False
+        return False
+
+    def carried(value: ast.AST, at: ast.AST, name: str) -> bool:
+        """A definition below the use reaches it in the next iteration of a loop around both, unless a
+        definition above the use inside that loop always runs first."""
+        common = loops(value) & loops(at)
+        return bool(common) and not any(
+            anchor_of(other).lineno < at.lineno and loops(anchor_of(other)) >= common and dominates(anchor_of(other), at)
+            for other in kernel.defs.get(name, ()) if other is not value)
+
+    seen: set[int] = set()
+    todo: list[tuple[ast.AST, ast.AST]] = [(expr, expr)]  # (node, the statement-level node it is used at)
+    while todo:
+        node, at = todo.pop()
+        if stop(node) or kernel.is_load(node):
+            continue
+        if isinstance(node, ast.Name):
+            if node.id == name:
+                return True
+            for value in kernel.defs.get(node.id, ()):
+                anchor = anchor_of(value)
+                if id(value) in seen:
+                    continue
+                if anchor.lineno < at.lineno or carried(anchor, at, node.id):
+                    seen.add(id(value))
+                    todo.append((value, anchor))
+            continue
+        todo.extend((child, at) for child in ast.iter_child_nodes(node))
+    return False
 
 
 # ---------------------------------------------------------------------------------------------
