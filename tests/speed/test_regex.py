@@ -64,14 +64,25 @@ def test_every_module_level_lazy_pattern_compiles():
 
 
 def test_importing_the_detectors_compiles_none_of_their_patterns():
+    # every detector and evidence module, and the lang helpers: a module-level re.compile in any of
+    # them is paid by every review, whether or not the PR reaches it
     script = (
-        "import pr_review.detectors as d, pr_review.detectors.archdtype, pr_review.detectors.dispatch, "
-        "pr_review.detectors.twins, pr_review.detectors.state, pr_review.detectors.housekeeping, "
-        "pr_review.repofacts as facts\n"
+        "import importlib, pkgutil\n"
+        "import pr_review.detectors as d, pr_review.evidence as e, pr_review.lang as l, pr_review.repofacts as facts\n"
         "from pr_review.lang.regex import LazyPattern\n"
-        "mods = [pr_review.detectors.archdtype, pr_review.detectors.dispatch, pr_review.detectors.twins, "
-        "pr_review.detectors.state, pr_review.detectors.housekeeping, facts]\n"
+        "d.all_detectors()\n"
+        "mods = [importlib.import_module(f'{p.__name__}.{i.name}') for p in (d, e, l) for i in pkgutil.iter_modules(p.__path__)]\n"
+        "mods.append(facts)\n"
         "lazy = [v for m in mods for v in vars(m).values() if isinstance(v, LazyPattern)]\n"
-        "assert lazy and all('search' not in v.__dict__ for v in lazy), [v for v in lazy if 'search' in v.__dict__]\n"
+        "assert len(lazy) > 100, len(lazy)\n"
+        "assert all('search' not in v.__dict__ for v in lazy), [v for v in lazy if 'search' in v.__dict__]\n"
+        "import re\n"
+        "eager = [f'{m.__name__}.{k}' for m in mods for k, v in vars(m).items() if isinstance(v, re.Pattern)]\n"
+        "assert not eager, eager\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_a_lazy_patterns_source_is_read_without_compiling():
+    lazy = lazy_re(r"^(?P<base>\w+?)_x$")
+    assert lazy.pattern == r"^(?P<base>\w+?)_x$" and "search" not in vars(lazy)

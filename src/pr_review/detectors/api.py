@@ -25,6 +25,7 @@ from ..lang.python import (
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 Func = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -70,13 +71,13 @@ UNTRACEABLE = {"forward", "__call__", "__init__", "__new__", "__enter__", "__exi
                "__post_init__", "__del__", "backward", "setup", "run", "main", "apply", "build", "get", "update",
                "step", "process", "execute", "call", "load", "save", "reset", "close", "start", "stop"}
 # A discarded parameter with one of these names most likely controls output correctness (🔴 per the seeds).
-CORRECTNESS_PARAM = re.compile(r"mask|scale|mapping|bias|stride|offset|indices|index|indptr|dtype|layout|"
+CORRECTNESS_PARAM = lazy_re(r"mask|scale|mapping|bias|stride|offset|indices|index|indptr|dtype|layout|"
                                r"weight|out\b|output|residual|eps|topk|group|expert|causal|window|sink|softcap",
                                re.IGNORECASE)
 # Beyond what RepoFacts calls tooling: Python under csrc/ generates code at build time, reference
 # implementations exist for tests to compare against, and tuning helpers (`mxfp4_v2_tune_utils.py`,
 # `gemm_tuner.py`) serve the tuning CLIs; none is an API consumers pass parameters to.
-NOT_API = re.compile(r"(^|/)(csrc|torch_ref|reference)/|(^|/)\w*tun(e|ing)\w*\.py$")
+NOT_API = lazy_re(r"(^|/)(csrc|torch_ref|reference)/|(^|/)\w*tun(e|ing)\w*\.py$")
 STUB_DECORATORS = {"abstractmethod", "overload", "compile_ops", "abstractproperty", "override_abstract"}
 
 
@@ -603,7 +604,7 @@ def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) ->
                or any(k.arg is None for k in c.node.keywords) or len(c.node.args) > 1)
 
 
-FAKE_NAME = re.compile(r"fake|_meta$|^meta_|abstract", re.IGNORECASE)
+FAKE_NAME = lazy_re(r"fake|_meta$|^meta_|abstract", re.IGNORECASE)
 
 
 def _forced_signature(tree: ast.Module, func: Func) -> bool:
@@ -915,14 +916,14 @@ def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
 ZERO_DEFAULTS = (0, 0.0)
 # Objects that carry a model's or a run's configuration, and keys that size or count something: a missing
 # key there silently shrinks the model (no shared experts, no rope dims) instead of failing.
-CONFIG_OBJECT = re.compile(r"^(args|config|cfg|conf|hf|hf_config|hf_text_config|text_config|model_config|"
+CONFIG_OBJECT = lazy_re(r"^(args|config|cfg|conf|hf|hf_config|hf_text_config|text_config|model_config|"
                            r"\w+_config|\w+_cfg|hparams|params|model_args|model_cfg|arch_config)$", re.IGNORECASE)
-COUNT_KEY = re.compile(r"^(n|num)_(shared_|routed_|local_|kv_|key_value_|attention_|hidden_|nextn_predict_)?"
+COUNT_KEY = lazy_re(r"^(n|num)_(shared_|routed_|local_|kv_|key_value_|attention_|hidden_|nextn_predict_)?"
                        r"(experts|heads|layers|experts_per_tok|expert_groups|groups)$|"
                        r"^(head_dim|v_head_dim|qk_rope_head_dim|qk_nope_head_dim|hidden_size|intermediate_size|"
                        r"moe_intermediate_size|kv_lora_rank|q_lora_rank|vocab_size|topk_group|n_group|"
                        r"first_k_dense_replace|num_experts_per_tok|moe_topk|top_k)$", re.IGNORECASE)
-VALIDATOR = re.compile(r"strict|check|validate|require|assert|expect|ensure", re.IGNORECASE)
+VALIDATOR = lazy_re(r"strict|check|validate|require|assert|expect|ensure", re.IGNORECASE)
 
 
 def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None) -> Iterable[Finding]:
@@ -1067,7 +1068,7 @@ def _loads(node: ast.AST) -> set[str]:
 # defaulted-param-dead
 # --------------------------------------------------------------------------------------------
 
-FIX_TITLE = re.compile(r"\b(fix|fixes|fixed|bug|bugfix|hotfix|eliminat\w*|avoid\w*|prevent\w*|resolv\w*|hang|"
+FIX_TITLE = lazy_re(r"\b(fix|fixes|fixed|bug|bugfix|hotfix|eliminat\w*|avoid\w*|prevent\w*|resolv\w*|hang|"
                        r"crash\w*|regression|workaround|deadlock|race)\b", re.IGNORECASE)
 
 
@@ -1312,7 +1313,7 @@ def _automatic_default(func: Func, name: str, default: ast.AST) -> bool:
     return _documented_auto(ast.get_docstring(func) or "", name)
 
 
-AUTO_DOC = re.compile(r"\bdefaults? to\b[^.]*\b(when|if|unless|based on|depending)\b|\bautomatic\w*|\binferred\b|"
+AUTO_DOC = lazy_re(r"\bdefaults? to\b[^.]*\b(when|if|unless|based on|depending)\b|\bautomatic\w*|\binferred\b|"
                       r"\bderived\b|\bif (it is )?(None|not given|not provided|omitted)\b[^.]*\b(us|comput|deriv|infer|"
                       r"pick|select|choos|allocat|creat)", re.IGNORECASE)
 
@@ -1366,7 +1367,7 @@ def _assigns(stmt: ast.AST, name: str) -> bool:
     return False
 
 
-COMPAT_WORDS = re.compile(r"legacy|deprecat|backward[- ]compat|compatib|alias|old name", re.IGNORECASE)
+COMPAT_WORDS = lazy_re(r"legacy|deprecat|backward[- ]compat|compatib|alias|old name", re.IGNORECASE)
 
 
 def _compat_param(source: str, name: str) -> bool:
@@ -1377,7 +1378,7 @@ def _compat_param(source: str, name: str) -> bool:
     return False
 
 
-OPT_IN_WORDS = re.compile(r"\bopt[- ]?(in|into)\b|\bopt-in\b", re.IGNORECASE)
+OPT_IN_WORDS = lazy_re(r"\bopt[- ]?(in|into)\b|\bopt-in\b", re.IGNORECASE)
 
 
 def _title_names(title: str, name: str) -> bool:

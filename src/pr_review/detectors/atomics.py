@@ -23,13 +23,14 @@ from ..lang.triton import Kernel, argument, kernels, language_aliases
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 EMPTY_PY = ("empty", "empty_like", "new_empty", "empty_strided")
 ATOMICS_TL = ("atomic_add", "atomic_max", "atomic_min", "atomic_fmax", "atomic_xchg", "atomic_cas")
 CLEAR_METHODS = ("zero_", "fill_", "copy_")
-ATOMIC_CPP = re.compile(r"(?i)atomic(?!_?(load|store|exch|cas))\w*$")
-EMPTY_CPP = re.compile(r"(?:::|\b)empty(?:_like)?\s*\(")
-CPP_LAUNCH = re.compile(r"\b(\w+)\s*(?:<[^;{}]*?>)?\s*<<<[^;]*?>>>\s*\(")
+ATOMIC_CPP = lazy_re(r"(?i)atomic(?!_?(load|store|exch|cas))\w*$")
+EMPTY_CPP = lazy_re(r"(?:::|\b)empty(?:_like)?\s*\(")
+CPP_LAUNCH = lazy_re(r"\b(\w+)\s*(?:<[^;{}]*?>)?\s*<<<[^;]*?>>>\s*\(")
 CPP_KERNEL_SUFFIXES = (".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx")
 
 

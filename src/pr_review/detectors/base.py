@@ -14,8 +14,9 @@ from ..profiles import Profile
 from ..repofacts import RepoFacts
 from ..source import Source
 from ..triage import FileCode, Staleness
+from ..lang.regex import lazy_re
 
-TEST_PATH = re.compile(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
+TEST_PATH = lazy_re(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
 
 @dataclass

@@ -19,6 +19,7 @@ from ..lang.python import DEVICE_DECORATORS, FUNCTION_TYPES, decorated_with, dot
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 TRANSPOSES = ("transpose", "permute", "t", "mT", "T", "movedim", "swapaxes", "expand", "as_strided", "diagonal")
 SPLITS = ("split", "chunk", "unbind", "tensor_split")
@@ -260,7 +261,7 @@ def _callee_verdict(review: ReviewInput, path: str, tree: ast.Module, call: ast.
 # allocate, without reading its strides or checking it is contiguous, and a strided view from a caller
 # (vLLM's padded weights, an interleaved KV cache) is read at the wrong addresses.
 
-STRIDE_NAME = re.compile(r"stride|^ld[a-z]?$", re.I)
+STRIDE_NAME = lazy_re(r"stride|^ld[a-z]?$", re.I)
 SIZE_CALLS = frozenset({"size", "numel", "dim", "next_power_of_2", "cdiv", "max", "min", "int", "len"})
 
 
@@ -433,9 +434,9 @@ def _launcher_findings(review: ReviewInput, f, tree: ast.Module) -> Iterator[Fin
 
 
 CPP_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".hip", ".h", ".hpp")
-TENSOR_TYPE = re.compile(r"\bTensor\b|tensor_t\b")
-CPP_WORD = re.compile(r"[A-Za-z_]\w*")
-CPP_SIZE_READ = re.compile(r"(\w+)\s*(?:\.|->)\s*(?:size|sizes|numel)\s*\(")
+TENSOR_TYPE = lazy_re(r"\bTensor\b|tensor_t\b")
+CPP_WORD = lazy_re(r"[A-Za-z_]\w*")
+CPP_SIZE_READ = lazy_re(r"(\w+)\s*(?:\.|->)\s*(?:size|sizes|numel)\s*\(")
 CPP_KEYWORDS = frozenset({"const", "int", "int64_t", "int32_t", "size_t", "index_t", "static_cast", "std", "max", "min",
                           "ceil_div", "integer_divide_ceil", "ck_tile", "sizeof", "true", "false"})
 

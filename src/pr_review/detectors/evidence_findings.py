@@ -10,8 +10,9 @@ from ..evidence._util import short
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
-CITATION = re.compile(r"\b(spec|specification|ISA|asm|assembly|datasheet|disassembl\w*|unit[- ]?test|op_tests|"
+CITATION = lazy_re(r"\b(spec|specification|ISA|asm|assembly|datasheet|disassembl\w*|unit[- ]?test|op_tests|"
                       r"test(?:ed|s)? (?:with|on|by|in)|verified|validated|rocprof|trace)\b", re.IGNORECASE)
 
 

@@ -16,6 +16,7 @@ from ..lang.python import dotted_name, quoted, touches, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 
 def _flydsl_files(review: ReviewInput, needle: str, added_token: str = "") -> Iterator[tuple[object, ast.Module]]:
@@ -221,9 +222,9 @@ def _cache_checked(func: ast.AST, stored: set[str]) -> bool:
 # ---------------------------------------------------------------------------------------------
 # D10b
 
-NUMERIC = re.compile(r"^(fx\.|flydsl\.expr\.)?(U?Int(8|16|32|64)|Float(16|32|64)|BFloat16|Boolean|Index)$")
-UNWRAP = re.compile(r"(^|\.)(unwrap|_to_raw|_raw|to_raw|raw)$")
-TYPE_ARG = re.compile(r"^(T\.|ir\.)|_ty(pe)?$|Type\.get|^(i|f|bf)\d+$|^vec\w*$")
+NUMERIC = lazy_re(r"^(fx\.|flydsl\.expr\.)?(U?Int(8|16|32|64)|Float(16|32|64)|BFloat16|Boolean|Index)$")
+UNWRAP = lazy_re(r"(^|\.)(unwrap|_to_raw|_raw|to_raw|raw)$")
+TYPE_ARG = lazy_re(r"^(T\.|ir\.)|_ty(pe)?$|Type\.get|^(i|f|bf)\d+$|^vec\w*$")
 
 
 def _arith_aliases(tree: ast.Module) -> set[str]:

@@ -33,12 +33,13 @@ from . import detector
 from .base import ReviewInput
 from .shapes import LIMIT, Extent, Scale, id_table_bound, tensor_extent
 from .triton import KernelFile, _kernel_files
+from ..lang.regex import lazy_re
 
 BOUNDED, RUNTIME, WIDE = 0, 1, 2
 
 # The added lines a file must have for the Triton scan to parse it: a product next to an address.
-TRITON_TOKEN = re.compile(r"\*")
-TRITON_IMPORT = re.compile(r"^\s*(import|from)\s+triton\b", re.MULTILINE)
+TRITON_TOKEN = lazy_re(r"\*")
+TRITON_IMPORT = lazy_re(r"^\s*(import|from)\s+triton\b", re.MULTILINE)
 WIDE_DTYPES = ("int64", "uint64")
 # Triton/Gluon calls whose first argument (or `pointer=`/`ptr=`) is an address.
 POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_xchg", "atomic_cas",
@@ -47,7 +48,7 @@ POINTER_CALLS = ("load", "store", "atomic_add", "atomic_max", "atomic_min", "ato
 # the positions of their address arguments (base pointer, 32-bit offsets); keywords `ptr`/`offsets` too.
 ADDRESS_ARGS = {"buffer_load": (0, 1), "buffer_store": (1, 2), "buffer_load_to_shared": (1, 2),
                 "global_load_to_shared": (1,), "buffer_atomic": (1, 2)}
-MEMORY_CALL = re.compile(r"^(buffer|global)_(load|store|atomic)\w*$")
+MEMORY_CALL = lazy_re(r"^(buffer|global)_(load|store|atomic)\w*$")
 # Calls whose value is bounded by their (constexpr) arguments: tile ranges and shapes.
 TILE_CALLS = ("arange", "zeros", "full", "zeros_like", "full_like", "num_programs")
 
@@ -254,7 +255,7 @@ def _base_products(kf: KernelFile) -> Callable[[str], set]:
 
 
 # A widening in an operand's text: part of its key, so a product whose widening was dropped is new.
-WIDE_TEXT = re.compile(r"64|size_t|\blong\b|index_cast|extsi|extui|\.to\(")
+WIDE_TEXT = lazy_re(r"64|size_t|\blong\b|index_cast|extsi|extui|\.to\(")
 
 
 def _imported(tree: ast.Module) -> set[str]:
@@ -735,8 +736,8 @@ def _finding(path: str, function: str, product: Product, sibling: tuple[int, str
 
 # ------------------------------------------------------------------------------ C++ / HIP
 
-WIDE_TYPE = re.compile(r"64|\blong\b|size_t|ptrdiff_t|intptr_t|\blong_index_t\b")
-NARROW_TYPE = re.compile(r"\b(int|unsigned|signed|short|u?int(8|16|32)_t|index_t|uint|int32|uint32|auto)\b")
+WIDE_TYPE = lazy_re(r"64|\blong\b|size_t|ptrdiff_t|intptr_t|\blong_index_t\b")
+NARROW_TYPE = lazy_re(r"\b(int|unsigned|signed|short|u?int(8|16|32)_t|index_t|uint|int32|uint32|auto)\b")
 RUNTIME_IDS = ("blockIdx", "gridDim")  # threadIdx and blockDim are bounded by the block size
 CPP_SUFFIXES = (".cu", ".cuh", ".hip", ".cpp", ".cc", ".cxx", ".h", ".hpp")
 
@@ -1000,12 +1001,12 @@ def int32_index_overflow_cpp(review: ReviewInput) -> Iterable[Finding]:
 
 # ------------------------------------------------------------------------------ FlyDSL
 
-FLY_NARROW = re.compile(r"\b(Int32|Int16|Int8|Uint32|i32)\b")
-FLY_WIDE = re.compile(r"\b(Int64|Uint64|i64|index)\b")
-FLY_BOUNDED_PARAM = re.compile(r"Constexpr|constexpr")
+FLY_NARROW = lazy_re(r"\b(Int32|Int16|Int8|Uint32|i32)\b")
+FLY_WIDE = lazy_re(r"\b(Int64|Uint64|i64|index)\b")
+FLY_BOUNDED_PARAM = lazy_re(r"Constexpr|constexpr")
 # Calls that move a value into 64 bits, and calls whose arguments are addresses.
 FLY_WIDENING = ("index_cast", "extsi", "extui")
-FLY_ADDRESS_CALLS = re.compile(r"^(buffer_(load|store|atomic\w*)|index_cast|GTensor|make_buffer_tensor)$")
+FLY_ADDRESS_CALLS = lazy_re(r"^(buffer_(load|store|atomic\w*)|index_cast|GTensor|make_buffer_tensor)$")
 
 
 def _fly_kernels(tree: ast.Module) -> list[ast.FunctionDef]:

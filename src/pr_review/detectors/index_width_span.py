@@ -25,12 +25,12 @@ A size computed from the strides never reads `numel()` and is not seen.
 from __future__ import annotations
 
 import ast
-import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
 from ..lang import one_line
 from ..lang.python import call_tail, dotted_name, walk
+from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -39,9 +39,9 @@ from .index_width import (ADDRESS_ARGS, INT32_LIMITS, POINTER_CALLS, _const_int,
                           _strided_tensor, module_constants)
 
 SIZE_CALLS = ("numel", "nelement")
-SIZE_TEXT = re.compile(r"\b(numel|nelement)\s*\(")
+SIZE_TEXT = lazy_re(r"\b(numel|nelement)\s*\(")
 # Added lines worth parsing for: a size read or a comparison.
-ADDED = re.compile(r"\b(numel|nelement)\s*\(|[<>]")
+ADDED = lazy_re(r"\b(numel|nelement)\s*\(|[<>]")
 # Calls whose result is a freshly allocated (so contiguous) tensor.
 ALLOCATIONS = ("empty", "zeros", "ones", "full", "rand", "randn", "randint", "arange", "empty_like", "zeros_like",
                "ones_like", "full_like", "rand_like", "randn_like", "new_empty", "new_zeros", "new_ones", "new_full",

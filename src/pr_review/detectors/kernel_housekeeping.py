@@ -19,13 +19,14 @@ from ..model import Finding
 from . import detector
 from .base import ReviewInput
 from .testing import _pr_adds_collectable, _pytest_prefixes
+from ..lang.regex import lazy_re
 
-CPP_KERNEL = re.compile(r"\b__global__\b")
+CPP_KERNEL = lazy_re(r"\b__global__\b")
 # A kernel definition line: `@triton.jit`, `@gluon.jit`, `@flyc.kernel(...)`, `__global__`; a file the PR takes
 # more of them out of than it puts in gives its kernels up (to the new files beside it).
-KERNEL_DEF = re.compile(r"^\s*@[\w.]*\b(jit|kernel)\b|\b__global__\b")
+KERNEL_DEF = lazy_re(r"^\s*@[\w.]*\b(jit|kernel)\b|\b__global__\b")
 MOVED_SHARE = 0.5  # a new kernel file at least half made of lines the PR removes elsewhere was moved
-FLYDSL_IMPORT = re.compile(r"^\s*(from|import)\s+flydsl\b", re.MULTILINE)
+FLYDSL_IMPORT = lazy_re(r"^\s*(from|import)\s+flydsl\b", re.MULTILINE)
 
 
 def _kernel_names(review: ReviewInput, f: ChangedFile) -> list[str]:
@@ -193,7 +194,7 @@ def _importers(review: ReviewInput, kernel: ChangedFile, hops: int = 4) -> list[
 
 # ------------------------------------------------------------------------------ HK5
 
-VARIANT_SUFFIX = re.compile(r"^(?P<stem>.+?)_(v\d+|opt|optimi[sz]ed|variant|fast|new|alt)$")
+VARIANT_SUFFIX = lazy_re(r"^(?P<stem>.+?)_(v\d+|opt|optimi[sz]ed|variant|fast|new|alt)$")
 
 
 @detector("nth-op-variant")

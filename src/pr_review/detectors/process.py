@@ -9,12 +9,13 @@ from ..evidence.backbone import callers_of, changed_symbols
 from ..model import Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 
 # The description says how the change was validated: a test, a run, an accuracy or benchmark result.
-VALIDATION = re.compile(r"\b(tests?|tested|pytest|op_tests|unit ?tests?|validat\w*|verif\w*|accuracy|gsm8k|mmlu|lm[_-]eval|"
+VALIDATION = lazy_re(r"\b(tests?|tested|pytest|op_tests|unit ?tests?|validat\w*|verif\w*|accuracy|gsm8k|mmlu|lm[_-]eval|"
                         r"e2e|end[- ]to[- ]end|smoke|ran|run|benchmark\w*|CI)\b", re.IGNORECASE)
-PASS_THROUGH = re.compile(r"^\s*(\w+)\s*=\s*\1\s*,?\s*\)?\s*,?\s*$")  # `name=name,` forwarding a parameter
+PASS_THROUGH = lazy_re(r"^\s*(\w+)\s*=\s*\1\s*,?\s*\)?\s*,?\s*$")  # `name=name,` forwarding a parameter
 
 
 @detector("backbone-tier-gap")

@@ -14,12 +14,13 @@ from ..lang.python import FUNCTION_TYPES, dotted_name, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
-VARIANT = re.compile(r"^(?P<base>\w+?)_(?P<kind>preshuffled|preshuffle|shuffled|shuffle|quantized|quant|packed|"
+VARIANT = lazy_re(r"^(?P<base>\w+?)_(?P<kind>preshuffled|preshuffle|shuffled|shuffle|quantized|quant|packed|"
                      r"swizzled|transposed|padded|reordered|dequantized|dequant|fp8|fp4|mxfp4|int8|int4|bf16|fp16|"
                      r"fp32|t|copy|clone|contiguous|converted|prepacked|interleaved)$")
-VARIANT_TEXT = re.compile(VARIANT.pattern.replace("^(?P<base>\\w+?)", r"\w").rstrip("$") + r"\b")
-WEIGHT = re.compile(r"weight|^w\d*$|^w\d+_|^w_|_w$|_proj$|^proj")
+VARIANT_TEXT = lazy_re(VARIANT.pattern.replace("^(?P<base>\\w+?)", r"\w").rstrip("$") + r"\b")
+WEIGHT = lazy_re(r"weight|^w\d*$|^w\d+_|^w_|_w$|_proj$|^proj")
 VIEW_OPS = {"view", "t", "transpose", "permute", "unsqueeze", "squeeze", "as_strided", "narrow", "detach",
             "view_as", "expand", "unflatten", "flatten", "T", "mT", "data", "reshape"}
 
@@ -171,7 +172,7 @@ def weight_variant_double_pin(review: ReviewInput) -> Iterable[Finding]:
             )
 
 
-NO_COPY = re.compile(r"zero[- ]copy|shares? (the )?storage|no (second|extra|additional) (weight )?copy|same storage|"
+NO_COPY = lazy_re(r"zero[- ]copy|shares? (the )?storage|no (second|extra|additional) (weight )?copy|same storage|"
                      r"in[- ]place|aliases", re.IGNORECASE)
 
 

@@ -27,6 +27,7 @@ from ..model import Finding
 from ..profiles import Profile
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 LIMIT = 2 ** 31
 
@@ -360,7 +361,7 @@ def id_table_bound(scale: Scale) -> tuple[int, str] | None:
 SHAPE_CALLS = ALLOCATORS + RESHAPES + ("new_tensor",)
 TRIVIAL = {0, 1, 2, -1}
 KERNEL_NAMESPACES = ("tl", "gl", "triton", "ttgl")
-CONFIG_OBJECT = re.compile(r"(?:^|\.)(?:\w*config\w*|args)$", re.IGNORECASE)
+CONFIG_OBJECT = lazy_re(r"(?:^|\.)(?:\w*config\w*|args)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from ..lang.python import (
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 Func = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -27,9 +28,9 @@ Func = ast.FunctionDef | ast.AsyncFunctionDef
 
 # Beyond what RepoFacts calls tooling: build-time Python under csrc/ and accuracy-evaluation harnesses run
 # once and exit; an unbounded queue wait there does not hang a server.
-NOT_SERVING = re.compile(r"(^|/)(csrc|evaluation|eval)/")
-QUEUE_CTORS = re.compile(r"(^|\.)(Queue|SimpleQueue|LifoQueue|PriorityQueue|JoinableQueue)$")
-TIMEOUT_EXC = re.compile(r"(^|\.)(Empty|TimeoutError|CancelledError|Exception|BaseException)$")
+NOT_SERVING = lazy_re(r"(^|/)(csrc|evaluation|eval)/")
+QUEUE_CTORS = lazy_re(r"(^|\.)(Queue|SimpleQueue|LifoQueue|PriorityQueue|JoinableQueue)$")
+TIMEOUT_EXC = lazy_re(r"(^|\.)(Empty|TimeoutError|CancelledError|Exception|BaseException)$")
 
 
 def _queue_names(tree: ast.Module) -> set[str]:
@@ -153,7 +154,7 @@ def _handles_timeout(node: ast.AST, parents: dict[ast.AST, ast.AST], loop: ast.W
     return False
 
 
-STOP_FLAG = re.compile(r"stop|done|shutdown|closed|exit|terminat|running|alive|cancel", re.IGNORECASE)
+STOP_FLAG = lazy_re(r"stop|done|shutdown|closed|exit|terminat|running|alive|cancel", re.IGNORECASE)
 
 
 def _stop_flag(loop: ast.While) -> bool:
@@ -177,7 +178,7 @@ def _main_guarded(tree: ast.Module, node: ast.AST) -> bool:
 # --------------------------------------------------------------------------------------------
 
 SYNC_ATTRS = {"wait_stream", "synchronize", "wait_event", "wait"}
-DEFAULT_STREAM = re.compile(r"current_stream|default_stream|main|compute|cur_stream|null_stream", re.IGNORECASE)
+DEFAULT_STREAM = lazy_re(r"current_stream|default_stream|main|compute|cur_stream|null_stream", re.IGNORECASE)
 
 
 def _stream_context(item: ast.withitem) -> ast.AST | None:

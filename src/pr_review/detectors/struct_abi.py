@@ -15,6 +15,7 @@ from ..lang import cpp
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 STRUCT_TYPES = ("struct_specifier", "class_specifier")
 
@@ -129,7 +130,7 @@ def _sized(node, pattern: re.Pattern[str]) -> bool:
     return operand is not None and bool(pattern.search(cpp.text_of(operand).strip()))
 
 
-HEADER = re.compile(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
+HEADER = lazy_re(r"\.(h|hh|hpp|hxx|cuh|inc|inl)$")
 
 
 def _sees(review: ReviewInput, pin_path: str, struct_path: str) -> bool:

@@ -12,14 +12,15 @@ from ..model import Evidence, Finding
 from ..lang.python import walk
 from . import detector
 from .base import ReviewInput
+from ..lang.regex import lazy_re
 
 # ----------------------------------------------------------------------------- test-reference-dtype-promotion
 
-LOW_PRECISION = re.compile(r"\b(bfloat16|float16|half|bf16|fp16|fp8\w*|float8\w*|e4m3\w*|e5m2\w*|fp4\w*|int8)\b")
-REF_NAME = re.compile(r"(^|_)(ref|refs|reference|golden|naive|native|baseline|expected|gt|truth|torch|ground)(_|$)|"
+LOW_PRECISION = lazy_re(r"\b(bfloat16|float16|half|bf16|fp16|fp8\w*|float8\w*|e4m3\w*|e5m2\w*|fp4\w*|int8)\b")
+REF_NAME = lazy_re(r"(^|_)(ref|refs|reference|golden|naive|native|baseline|expected|gt|truth|torch|ground)(_|$)|"
                       r"^(ref|torch|naive|reference|golden)|(ref|reference|golden|torch|naive)$", re.IGNORECASE)
-REF_VAR = re.compile(r"(^|_)(ref|reference|golden|expected|gt|truth)(_|$|\d)", re.IGNORECASE)
-UPCAST_TEXT = re.compile(r"\.(float|double)\(\)|\.(to|type)\([^)]*float(32|64)?\b|\.(to|type)\([^)]*double")
+REF_VAR = lazy_re(r"(^|_)(ref|reference|golden|expected|gt|truth)(_|$|\d)", re.IGNORECASE)
+UPCAST_TEXT = lazy_re(r"\.(float|double)\(\)|\.(to|type)\([^)]*float(32|64)?\b|\.(to|type)\([^)]*double")
 FP32 = {"torch.float32", "torch.float", "torch.float64", "torch.double", "float32", "float64", "dtypes.fp32",
         "torch.float32,", "fp32"}
 
@@ -158,7 +159,7 @@ def test_reference_dtype_promotion(review: ReviewInput) -> Iterable[Finding]:
 COMPARE_NAMES = {"assert_close", "assert_allclose", "allclose", "isclose", "checkAllclose", "check_allclose",
                  "assertAllClose", "assert_equal", "assert_array_almost_equal", "assert_almost_equal", "equal",
                  "cosine_similarity", "calc_diff", "get_err", "compare", "check"}
-KERNEL_PRECISION = re.compile(r"kernel[^\n]{0,60}\b(fp32|float32|f32|fp64|float)\b|\b(fp32|float32|f32)\b[^\n]{0,40}"
+KERNEL_PRECISION = lazy_re(r"kernel[^\n]{0,60}\b(fp32|float32|f32|fp64|float)\b|\b(fp32|float32|f32)\b[^\n]{0,40}"
                               r"(like|as|matches|mirrors) (the )?kernel|kernel (accumulates|computes|keeps)",
                               re.IGNORECASE)
 

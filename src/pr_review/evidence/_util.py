@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from ..git.diff import ChangedFile
 from ..lang import one_line
 from ..source import Side, Source
+from ..lang.regex import lazy_re
 
-TEST_BASENAME = re.compile(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
+TEST_BASENAME = lazy_re(r"(^|/)(test_[^/]*|[^/]*_test)\.py$")
 
 
 def head_position(f: ChangedFile, base_line: int) -> int:

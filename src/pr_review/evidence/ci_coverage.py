@@ -21,17 +21,18 @@ from ..model import NotChecked
 from ..rulesdata import load_untrusted_yaml
 from . import Artifact, collector
 from ._util import is_test_file
+from ..lang.regex import lazy_re
 
-SCRIPT = re.compile(r"""(?:^|[\s"'(=;&|])((?:\./)?[\w.-]+(?:/[\w.-]+)*\.sh)\b""")
-PYTEST = re.compile(r"\bpytest\b((?:[^\n;&|\"']|\"[^\"]*\"|'[^']*')*)")
+SCRIPT = lazy_re(r"""(?:^|[\s"'(=;&|])((?:\./)?[\w.-]+(?:/[\w.-]+)*\.sh)\b""")
+PYTEST = lazy_re(r"\bpytest\b((?:[^\n;&|\"']|\"[^\"]*\"|'[^']*')*)")
 # `pip install pytest pytest-timeout`: pytest named as a package to install, not run (a Dockerfile's RUN line)
-PACKAGE_INSTALL = re.compile(r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|dnf|yum)\b[^;&|]*\b(?:install|add)\b[^;&|]*$")
-PY_FILE = re.compile(r"\bpython3?(?:\.\d+)?\s+(?:-u\s+)?((?:\./)?[\w.-]+(?:/[\w.-]+)*\.py)\b")
-UNITTEST = re.compile(r"-m\s+unittest\s+((?:(?!-)[\w.]+\s*)+)")
-FIND = re.compile(r"""\bfind\s+(["']?[$\w{}./-]+["']?)([^\n|;)]*)""")
-ASSIGN = re.compile(r"""^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)=["']?([\w./-]+)["']?\s*(?:#.*)?$""")
-COND = re.compile(r"^\s*(?:if|elif)\b(.*)$")
-LABEL_GATE = re.compile(r"labels|label\.name|contains\([^)]*'ci:|run_\w+_tests")
+PACKAGE_INSTALL = lazy_re(r"\b(?:pip3?|uv|conda|mamba|micromamba|pipx|poetry|apt(?:-get)?|dnf|yum)\b[^;&|]*\b(?:install|add)\b[^;&|]*$")
+PY_FILE = lazy_re(r"\bpython3?(?:\.\d+)?\s+(?:-u\s+)?((?:\./)?[\w.-]+(?:/[\w.-]+)*\.py)\b")
+UNITTEST = lazy_re(r"-m\s+unittest\s+((?:(?!-)[\w.]+\s*)+)")
+FIND = lazy_re(r"""\bfind\s+(["']?[$\w{}./-]+["']?)([^\n|;)]*)""")
+ASSIGN = lazy_re(r"""^\s*(?:export\s+|local\s+)?([A-Za-z_]\w*)=["']?([\w./-]+)["']?\s*(?:#.*)?$""")
+COND = lazy_re(r"^\s*(?:if|elif)\b(.*)$")
+LABEL_GATE = lazy_re(r"labels|label\.name|contains\([^)]*'ci:|run_\w+_tests")
 MAX_SCRIPT_DEPTH = 2
 HAND_TRIGGERS = {"workflow_dispatch", "workflow_call", "repository_dispatch"}
 

@@ -6,12 +6,12 @@ Comments, docstrings and blank lines are prose; a line `x = 1  # why` is code wh
 from __future__ import annotations
 
 import ast
-import re
 import tokenize
 
 from . import Unparsable, cpp
 from .index import index_of
 from .python import tokens
+from .regex import lazy_re
 
 COMMENT_PREFIXES = {"shell": ("#",), "config": ("#", "//"), "text": ()}
 
@@ -68,7 +68,7 @@ def _python(text: str, tree: ast.Module | None) -> dict[int, str] | None:
 
 
 # Line breaks `str.splitlines` honours but the parser does not: line numbers would disagree.
-OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+OTHER_BREAKS = lazy_re("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
 def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dict[int, str] | None:
@@ -131,7 +131,7 @@ def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dic
     return out
 
 
-STRING_PREFIX = re.compile(r"[rRuU]?")
+STRING_PREFIX = lazy_re(r"[rRuU]?")
 
 
 def _literal_span(lines: list[str], stmt: ast.Expr) -> tuple[int, int] | None:

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from . import cpp
+from .regex import lazy_re
 
-CHECK_MACRO = re.compile(r"^(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AITER_CHECK\w*|assert|CHECK_[A-Z0-9_]+|"
+CHECK_MACRO = lazy_re(r"^(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AITER_CHECK\w*|assert|CHECK_[A-Z0-9_]+|"
                          r"[A-Z][A-Z0-9]*_CHECK(?:_[A-Z0-9_]+)?)$")
 NOT_GUARDS = {"HIP_CHECK", "HIP_CALL", "CUDA_CHECK", "HIPBLAS_CHECK", "HIPBLASLT_CHECK", "CHECK_HIP_ERROR",
               "C10_CUDA_CHECK", "C10_HIP_CHECK", "NCCL_CHECK", "RCCL_CHECK"}  # wrap an API call, not a condition
-IDENT = re.compile(r"(?<![\w.])[A-Za-z_]\w*")
+IDENT = lazy_re(r"(?<![\w.])[A-Za-z_]\w*")
 CPP_NOISE = {"true", "false", "nullptr", "NULL", "sizeof", "static_cast", "reinterpret_cast", "const", "int",
              "int64_t", "int32_t", "size_t", "float", "double", "bool", "auto", "std", "torch", "at", "c10",
              "aiter", "dim", "size", "numel", "is_contiguous", "dtype", "scalar_type", "kFloat", "kHalf",

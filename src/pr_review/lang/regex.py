@@ -16,6 +16,7 @@ _COPIED = ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn",
 class LazyPattern:
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)
+        self.pattern = pattern  # read without compiling: one pattern built from another's source
 
     def __getattr__(self, name: str):
         # only reached for what the instance does not hold yet: the first use
