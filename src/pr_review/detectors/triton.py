@@ -887,7 +887,7 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
             if _arch_conditional(site.node, parents, arch_names):
                 continue  # set per arch: tuned for the arch it is gated to
             fresh = [(k, v) for k, v in site.knobs if v not in base.get((site.function, k), set())]
-            if not fresh:
+            if not fresh or _family_values(review, f.path, fresh):
                 continue
             reason = _knob_sensitive_kernel(resolver, f.path, tree, site.node, parents)
             if reason is None:
@@ -923,6 +923,19 @@ def _knob_findings_per_file(review: ReviewInput, rule: str, knobs: tuple[str, ..
                             for s, fr in sites[:10]]
         yield Finding(rule=rule, path=f.path, line=line, end_line=getattr(first.node, "end_lineno", None),
                       problem=problem, impact=impact, action=action, tag="inferred", evidence=evidence)
+
+
+def _family_values(review: ReviewInput, path: str, knobs: list[tuple[str, str]]) -> bool:
+    """Every knob value is one that a file of the same name elsewhere in the base tree already sets (fla's
+    `*/fused_recurrent.py` run num_warps=1, its `*/chunk_o.py` num_warps=4, num_stages=2): the kernel family's
+    launch convention, carried to a new variant, not a value picked for this kernel."""
+    name = path.rsplit("/", 1)[-1]
+    if name == "__init__.py":
+        return False
+    words = "|".join(sorted({k for k, _ in knobs}))
+    hits = [(p, text) for p, _, text in review.source.grep(words, "base", (f":(glob)**/{name}",)) if p != path]
+    return bool(hits) and all(any(re.search(rf"\b{re.escape(k)}\s*[=:]\s*['\"]?{re.escape(v)}\b", text)
+                                  for _, text in hits) for k, v in knobs)
 
 
 def _knob_sensitive_kernel(resolver: _KernelResolver, path: str, tree: ast.Module, site: ast.AST,
