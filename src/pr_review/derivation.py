@@ -54,18 +54,22 @@ def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
     return next((item for item in items for p in patterns if p.search(item)), None)
 
 
-def _first_line(patterns, lines, path_patterns=None) -> str | None:
+def _first_line(value, lines, path_value=None) -> str | None:
     """The first line (of those on a path a path pattern finds) that a pattern finds, as evidence.
     Each pattern scans the line texts in C (map/compress) only up to the best line found so far:
     the same line as asking every pattern of every line in turn, at a tenth of the cost on a
-    PR of thousands of added lines."""
+    PR of thousands of added lines. The line patterns are compiled only when there are lines to
+    search: a one-file PR reaches few `added_in` paths, and a compile costs more than its search."""
+    path_patterns = _patterns(path_value) if path_value is not None and lines else None
     if path_patterns:
         on_path = {path for path in dict.fromkeys(path for path, _, _ in lines)
                    if any(p.search(path) for p in path_patterns)}
         lines = [line for line in lines if line[0] in on_path]
+    if not lines:
+        return None
     texts = [text for _, _, text in lines]
     best: int | None = None
-    for p in patterns:
+    for p in _patterns(value):
         found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
         if found is not None:
             best = found
@@ -91,16 +95,16 @@ def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
         elif key == "changed_path":
             hit = _first(_patterns(value), facts.changed_paths)
         elif key == "added":
-            hit = _first_line(_patterns(value), facts.added)
+            hit = _first_line(value, facts.added)
         elif key == "deleted":
-            hit = _first_line(_patterns(value), facts.deleted)
+            hit = _first_line(value, facts.deleted)
             hit = f"deleted {hit}" if hit else None
         elif key == "added_in":
-            hit = _first_line(_patterns(value["line"]), facts.added, _patterns(value["path"]))
+            hit = _first_line(value["line"], facts.added, value["path"])
         elif key == "title":
             hit = f"title: {facts.title}" if _first(_patterns(value, re.IGNORECASE), [facts.title]) else None
         elif key == "not_added":
-            hit = None if _first_line(_patterns(value), facts.added) else "no such added line"
+            hit = None if _first_line(value, facts.added) else "no such added line"
         elif key == "top_dirs_at_least":
             tops = sorted({p.split("/", 1)[0] for p in facts.paths})
             hit = f"{len(tops)} top-level paths: {', '.join(tops[:6])}" if len(tops) >= value else None
