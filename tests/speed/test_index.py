@@ -105,3 +105,49 @@ def test_depth_counts_levels():
 
 def _depth(node: ast.AST) -> int:
     return 1 + max((_depth(c) for c in ast.iter_child_nodes(node)), default=0)
+
+
+# Every field shape a walk reads only where nodes can be: optional fields left None, lists holding
+# None (`Dict.keys` for `**d`, `kw_defaults`), nested f-strings, match patterns, comprehensions, and
+# scalar fields (names, constants, levels) skipped.
+EDGES = textwrap.dedent('''
+    from . import a as b
+    from ..pkg import *
+    global_d = {**base, "k": 1, **{2: 3}}
+    def f(a, /, b=1, *args, c, d=None, e, **kw) -> "int":
+        global G
+        x: int
+        y = f"{a!r:>{b}} {c=}" + f'{f"{d}"}'
+        z = [i async for i in g() if i if not i] if e else {k: v for k, v in kw.items()}
+        del x
+        try:
+            pass
+        except* (ValueError, TypeError) as err:
+            raise RuntimeError() from err
+        match y:
+            case {"k": [1, *rest], **others} if rest:
+                return -1
+            case Point(x=0, y=_) | None as p:
+                return p
+        return (yield from z)[1:2:3, ...]
+    async def g():
+        async with a as (b, c), d:
+            await e
+    lambda *, k=None: k
+''')
+
+
+def test_walks_read_every_child_on_every_field_shape():
+    from pr_review.lang.python import children, walk
+    t = ast.parse(EDGES)
+    expected = list(ast.walk(t))
+    assert list(walk(t)) == expected
+    assert index_of(t).nodes == expected
+    assert {type(n).__name__ for n in expected} >= {"MatchMapping", "MatchClass", "MatchOr", "MatchAs",
+                                                  "TryStar", "JoinedStr", "FormattedValue", "AsyncWith"}
+    parents = index_of(t).parents
+    for node in expected:
+        assert children(node) == list(ast.iter_child_nodes(node))
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.expr_context):
+                assert parents[child] is node
