@@ -14,7 +14,7 @@ from functools import cached_property
 from itertools import compress
 from typing import Iterator, TypeVar
 
-from .python import CHILD_FIELDS, SCOPE_TYPES, dotted_name, qualified_functions
+from .python import CHILD_FIELDS, SCOPE_TYPES, dotted_name, push_children, qualified_functions
 
 Node = TypeVar("Node", bound=ast.AST)
 
@@ -58,24 +58,14 @@ class PythonIndex:
         # largest share of a review's time on big files. Iterative, so a tree of any depth is safe.
         nodes: list[ast.AST] = []
         level: list[ast.AST] = [self.tree]
-        depth, fields = 0, CHILD_FIELDS
+        depth = 0
         while level:
             depth += 1
             nodes.extend(level)
             below: list[ast.AST] = []
             push, extend = below.append, below.extend
             for node in level:
-                for name, many in fields[type(node)]:  # push_children, inline (see walk)
-                    value = getattr(node, name, None)
-                    if many:
-                        extend(value if None not in value else [item for item in value if item is not None])
-                    elif many is None:
-                        if type(value) is list:
-                            extend([item for item in value if isinstance(item, ast.AST)])
-                        elif isinstance(value, ast.AST):
-                            push(value)
-                    elif value is not None:
-                        push(value)
+                push_children(node, push, extend)
             level = below
         return nodes, depth
 

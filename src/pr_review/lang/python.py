@@ -103,20 +103,10 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     review's time. For a whole tree or a function asked repeatedly, `index_of(node).nodes` /
     `.of_type(...)` walks once and keeps the list."""
     todo = deque((node,))
-    pop, push, extend, fields = todo.popleft, todo.append, todo.extend, CHILD_FIELDS
+    pop, push, extend = todo.popleft, todo.append, todo.extend
     while todo:
         node = pop()
-        for name, many in fields[type(node)]:  # push_children, inline: a call per node costs a tenth
-            value = getattr(node, name, None)
-            if many:
-                extend(value if None not in value else [item for item in value if item is not None])
-            elif many is None:
-                if type(value) is list:
-                    extend([item for item in value if isinstance(item, ast.AST)])
-                elif isinstance(value, ast.AST):
-                    push(value)
-            elif value is not None:
-                push(value)
+        push_children(node, push, extend)
         yield node
 
 
