@@ -19,7 +19,7 @@ def format_rule(rule: Rule, code: str) -> str:
         f"  id: {rule.id}   code: {code}   codes: {codes}",
         f"  group: {rule.group}   default severity: {rule.severity}   decided by: {rule.detector}",
         f"  stage: {rule.stage}" + (f" (measured {m['true_findings']}/{m['read']} true on {m['corpus']}, {m['date']}"
-                                    + (f"; annotates under the {', '.join(m['profiles'])} profiles" if m.get("profiles") else "")
+                                    + (f"; annotates only under profile: {', '.join(m['profiles'])}" if m.get("profiles") else "")
                                     + ")"
                                     if (m := rule.measurement) else " (not annotated until measured ≥ 85 % true)"),
         "",
