@@ -8,7 +8,6 @@ maintainer has to argue with. Answers are computed lazily and cached; nothing he
 from __future__ import annotations
 
 import ast
-import json
 import re
 from typing import Iterable, Literal
 
@@ -148,17 +147,10 @@ class RepoFacts:
         `/`). None when the repository has no such config, the module is not in it, or one of its
         sources lives under a root this does not resolve (`{CK_DIR}`): the binding is then not read whole."""
         if side not in self._jit_config:
-            text = self.source.text(JIT_CONFIG, side)
-            table: dict[str, list[str]] | None = None
-            if text:
-                try:
-                    data = json.loads(text)
-                except ValueError:
-                    data = None
-                if isinstance(data, dict):
-                    table = {name: [_jit_path(s) for s in entry.get("srcs") or []]
-                             for name, entry in data.items() if isinstance(entry, dict)}
-            self._jit_config[side] = table
+            data = self.source.json_object(JIT_CONFIG, side)
+            self._jit_config[side] = None if data is None else {
+                name: [_jit_path(s) for s in entry.get("srcs") or []] for name, entry in data.items()
+                if isinstance(entry, dict)}
         table = self._jit_config[side]
         srcs = table.get(module) if table is not None else None
         if not srcs or any(s is None for s in srcs):

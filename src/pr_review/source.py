@@ -6,6 +6,7 @@ and parsed at most once per side, and whatever cannot be read is recorded as not
 from __future__ import annotations
 
 import ast
+import json
 import keyword
 import re
 from contextlib import contextmanager
@@ -185,6 +186,15 @@ class Source:
                 self._seen_unreadable.add((side, path))
                 self.not_checked.append(NotChecked(path, f"{side} side {blob.reason}"))
         return blob.text
+
+    def json_object(self, path: str, side: Side = "head") -> dict | None:
+        """The file read as a JSON object; None when it is missing, unreadable, not JSON or not an object."""
+        text = self.text(path, side)
+        try:
+            data = json.loads(text) if text else None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict) else None
 
     def lines(self, path: str, side: Side = "head") -> list[str]:
         text = self.text(path, side)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import re
 import sys
 from typing import Iterable
@@ -10,6 +9,7 @@ from typing import Iterable
 from ..lang import Unparsable
 from ..lang.index import index_of
 from ..lang.python import dotted_name, parse, string_constants, walk
+from ..repofacts import JIT_CONFIG
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from . import detector
@@ -17,7 +17,6 @@ from .base import ReviewInput
 
 # ----------------------------------------------------------------------------- develop-flag (HK8)
 
-OPT_CONFIG = "aiter/jit/optCompilerConfig.json"
 OPS_HEADER = "csrc/include/rocm_ops.hpp"
 STREAM_MACRO = "AITER_SET_STREAM_PYBIND"
 STREAM_SETTER = '"_set_current_hip_stream"'  # what the develop path calls on the module (the macro defines it)
@@ -55,7 +54,7 @@ def develop_flag(review: ReviewInput) -> Iterable[Finding]:
                 module = constants.get(first.id, "")
             op = _decorated(tree, node)
             if config is None:
-                config = _load_json(review, OPT_CONFIG) or {}
+                config = review.source.json_object(JIT_CONFIG) or {}
             if config and (not module or _torch_free_module(review, config, module)):
                 continue  # on the torch-free pybind path develop=True is the module's binding mode (or unknown)
             where = f" for module `{module}`" if module else ""
@@ -82,17 +81,6 @@ def _decorated(tree: ast.Module, call: ast.Call) -> str:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in node.decorator_list:
             return node.name
     return ""
-
-
-def _load_json(review: ReviewInput, path: str) -> dict | None:
-    text = review.source.text(path)
-    if text is None:
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def _torch_free_module(review: ReviewInput, config: dict, module: str) -> bool:
