@@ -167,8 +167,8 @@ def _regexes(condition, where):
         if key == "any":
             for i, sub in enumerate(value):
                 yield from _regexes(sub, f"{where}.any[{i}]")
-        elif key == "added_in":
-            yield from _regexes(value, f"{where}.added_in")
+        elif key in ("added_in", "changed_in_def"):
+            yield from _regexes(value, f"{where}.{key}")
         elif key == "top_dirs_at_least":
             continue
         elif isinstance(value, str):

@@ -6,6 +6,7 @@ import pytest
 
 from pr_review.catalog import load_catalog
 from pr_review.derivation import Facts, derive
+from pr_review.pipeline import ReviewRequest, review
 from pr_review.profiles import load_profiles
 
 
@@ -34,3 +35,119 @@ def test_a_gap_now_derives_its_rule(profile, path, line, rule):
 ])
 def test_code_without_the_construct_does_not(profile, path, line, rule):
     assert rule not in _derived(profile, path, line)
+
+
+# --- a fake's body, decided from the tree triage parsed (family fake-impl-edited) ---------------------
+
+MHA = '''import torch
+from aiter.jit.core import compile_ops
+
+
+def mha_fwd_fake(q, k, v, out=None):
+    if out is None:
+        out = torch.empty_like(q, dtype=q.dtype)
+    return out
+
+
+@compile_ops("module_mha_fwd", fc_name="mha_fwd", gen_fake=mha_fwd_fake)
+def mha_fwd(q, k, v, out=None):
+    dtype = q.dtype
+    return out
+
+
+def varlen_out(q):
+    return torch.empty(q.shape[0], 128, dtype=q.dtype, device=q.device)
+
+
+@compile_ops("module_mha_varlen", gen_fake=varlen_out)
+def mha_varlen_fwd(q, k, v):
+    ...
+
+
+@torch.library.register_fake("aiter::rope")
+def _(x, cos):
+    return torch.empty_like(x, dtype=x.dtype)
+
+
+@torch.library.impl_abstract("aiter::norm")
+def norm_shape(x):
+    return x.new_empty(x.shape, dtype=x.dtype)
+
+
+@quant_op.register_fake
+def _quant(x):
+    return torch.empty_like(x, dtype=x.dtype)
+
+
+def trace_rms(x):
+    return torch.empty_like(x, dtype=x.dtype)
+
+
+direct_register_custom_op("rms", op_func=mha_fwd, fake_impl=trace_rms)
+
+
+def wrapper(q, k, v):
+    meta = mha_fwd_fake(q, k, v)
+    return meta.dtype
+
+
+def build_connector_meta(q):
+    return {"dtype": q.dtype}
+'''
+
+
+def _fake_family(repo_factory, head: str, path: str = "aiter/ops/mha.py", base: str = MHA) -> list[str] | None:
+    """The evidence of the fake-impl-edited family on a PR turning `base` into `head` at `path`, or None
+    when it did not fire (and then fake-impl-mismatch is not called for by it)."""
+    repo = repo_factory({"aiter/__init__.py": "", path: base}, {path: head})
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    item = next((i for i in report.checklist if i.rule == "fake-impl-mismatch"), None)
+    if item is None or "fake-impl-edited" not in item.families:
+        return None
+    return item.derived_by
+
+
+def _line(text: str, needle: str) -> int:
+    return next(n for n, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize("old, new", [
+    # by name: aiter#1459's shape, an output dtype changed inside `def mha_fwd_fake`
+    ("        out = torch.empty_like(q, dtype=q.dtype)", "        out = torch.empty_like(q, dtype=torch.bfloat16)"),
+    # named by `gen_fake=` of @compile_ops, under a name that says nothing
+    ("    return torch.empty(q.shape[0], 128, dtype=q.dtype,", "    return torch.empty(q.shape[0], 256, dtype=q.dtype,"),
+    # decorated @torch.library.register_fake / @impl_abstract / @op.register_fake
+    ("    return torch.empty_like(x, dtype=x.dtype)\n\n\n@torch.library.impl_abstract",
+     "    return torch.empty_like(x, dtype=torch.float32)\n\n\n@torch.library.impl_abstract"),
+    ("    return x.new_empty(x.shape, dtype=x.dtype)", "    return x.new_empty(x.shape[:-1], dtype=x.dtype)"),
+    ("def _quant(x):\n    return torch.empty_like(x, dtype=x.dtype)", "def _quant(x):\n    return torch.empty_like(x, dtype=torch.int8)"),
+    # named by `fake_impl=` of direct_register_custom_op
+    ("def trace_rms(x):\n    return torch.empty_like(x, dtype=x.dtype)", "def trace_rms(x):\n    return torch.empty_like(x, dtype=torch.bfloat16)"),
+])
+def test_an_edit_inside_a_fake_derives_fake_impl_mismatch(repo_factory, old, new):
+    assert MHA.count(old) == 1
+    head = MHA.replace(old, new)
+    n = _line(head, next(line for line in new.splitlines() if line not in old.splitlines()))
+    assert _fake_family(repo_factory, head) == [f"aiter/ops/mha.py:{n}: {head.splitlines()[n - 1].strip()}"]
+
+
+def test_a_line_removed_from_a_fake_derives_it_with_the_base_line(repo_factory):
+    removed = "    if out is None:\n        out = torch.empty_like(q, dtype=q.dtype)\n"
+    head = MHA.replace(removed, "")
+    assert _fake_family(repo_factory, head) == [f"deleted aiter/ops/mha.py:{_line(MHA, 'if out is None')}: if out is None:"]
+
+
+@pytest.mark.parametrize("old, new, path", [
+    # the real op changes beside its untouched fake
+    ("    dtype = q.dtype\n", "    dtype = torch.bfloat16\n", "aiter/ops/mha.py"),
+    # a function that only calls a fake
+    ("    return meta.dtype", "    return meta.dtype.itemsize", "aiter/ops/mha.py"),
+    # `*_meta` that builds metadata, not a meta kernel
+    ('    return {"dtype": q.dtype}', '    return {"dtype": q.dtype, "n": 1}', "aiter/ops/mha.py"),
+    # a test double with a fake's name
+    ("        out = torch.empty_like(q, dtype=q.dtype)", "        out = torch.empty_like(q, dtype=torch.bfloat16)",
+     "op_tests/test_mha.py"),
+])
+def test_an_edit_outside_a_fake_does_not(repo_factory, old, new, path):
+    assert MHA.count(old) == 1
+    assert _fake_family(repo_factory, MHA.replace(old, new), path) is None

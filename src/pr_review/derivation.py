@@ -6,13 +6,14 @@ keeps the exact path/line/title that fired it, so the checklist can say why a ru
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import compress, count, islice
 from typing import Any
 
 from .catalog import Catalog
 from .git.diff import ChangedFile
+from .lang.defs import Def
 from .model import ChecklistItem
 from .profiles import Profile
 from .triage import FileCode
@@ -28,6 +29,9 @@ class Facts:
     added: list[tuple[str, int, str]]
     deleted: list[tuple[str, int, str]]
     title: str
+    # changed code lines inside a def, added ones first: (path, line, text, deleted?, the defs around
+    # it outermost first), as triage read them from the tree it parsed
+    in_defs: list[tuple[str, int, str, bool, tuple[Def, ...]]] = field(default_factory=list)
 
     @classmethod
     def build(cls, files: list[ChangedFile], code: dict[str, FileCode], title: str) -> "Facts":
@@ -38,6 +42,9 @@ class Facts:
             added=[(f.path, n, t) for f in files for n, t in code[f.path].added],
             deleted=[(f.path, n, t) for f in files for n, t in code[f.path].removed],
             title=title,
+            in_defs=[(f.path, n, t, side == "removed", defs) for side in ("added", "removed")
+                     for f in files for n, t in getattr(code[f.path], side)
+                     if (defs := getattr(code[f.path], f"{side}_defs").get(n))],
         )
 
 
@@ -79,6 +86,22 @@ def _first_line(value, lines, path_value=None) -> str | None:
     return f"{path}:{n}: {text.strip()[:120]}"
 
 
+def _in_def(value: dict[str, Any], lines: list[tuple[str, int, str, bool, tuple[Def, ...]]]) -> str | None:
+    """The first changed line (on `path`, when given) inside a def whose name, a decorator or a way
+    the module names it (`gen_fake=`, `register_fake(`) one of the value's patterns finds."""
+    asks = [(key, _patterns(value[key])) for key in ("name", "decorator", "named_by") if key in value]
+    path_patterns = _patterns(value["path"]) if "path" in value else None
+
+    def matches(d: Def) -> bool:
+        return any(p.search(item) for key, pats in asks for p in pats
+                   for item in ((d.name,) if key == "name" else d.decorators if key == "decorator" else d.named_by))
+
+    for path, n, text, deleted, defs in lines:
+        if (path_patterns is None or any(p.search(path) for p in path_patterns)) and any(map(matches, defs)):
+            return f"{'deleted ' if deleted else ''}{path}:{n}: {text.strip()[:120]}"
+    return None
+
+
 def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
     """The evidence strings when every key of `condition` holds, else None."""
     evidence: list[str] = []
@@ -101,6 +124,8 @@ def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
             hit = f"deleted {hit}" if hit else None
         elif key == "added_in":
             hit = _first_line(value["line"], facts.added, value["path"])
+        elif key == "changed_in_def":
+            hit = _in_def(value, facts.in_defs)
         elif key == "title":
             hit = f"title: {facts.title}" if _first(_patterns(value, re.IGNORECASE), [facts.title]) else None
         elif key == "not_added":

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from .git import Repo
 from .git.diff import ChangedFile
 from .lang.code_lines import code_lines
+from .lang.defs import Def, defs_around
 from .profiles import Profile
 from .source import Source
 
@@ -16,10 +17,13 @@ Line = tuple[int, str]
 
 @dataclass
 class FileCode:
-    """The changed lines of one file that are code (comments, docstrings, blank lines removed)."""
+    """The changed lines of one file that are code (comments, docstrings, blank lines removed), and for
+    a Python file the defs around each (outermost first), read from the tree the review parsed."""
 
     added: list[Line] = field(default_factory=list)
     removed: list[Line] = field(default_factory=list)
+    added_defs: dict[int, tuple[Def, ...]] = field(default_factory=dict)
+    removed_defs: dict[int, tuple[Def, ...]] = field(default_factory=dict)
 
 
 @dataclass
@@ -57,8 +61,16 @@ def reduce_to_code(files: list[ChangedFile], source: Source) -> dict[str, FileCo
                  if head_code is None or n in head_code]
         removed = [(n, t, base_code[n] if base_code is not None else t) for n, t in f.removed
                    if base_code is None or n in base_code]
-        out[f.path] = FileCode(_uncancelled(added, removed), _uncancelled(removed, added))
+        code = out[f.path] = FileCode(_uncancelled(added, removed), _uncancelled(removed, added))
+        if f.language == "python":
+            code.added_defs = _defs(source, f.path, "head", code.added)
+            code.removed_defs = _defs(source, f.old_path or f.path, "base", code.removed)
     return out
+
+
+def _defs(source: Source, path: str, side, lines: list[Line]) -> dict[int, tuple[Def, ...]]:
+    tree = source.python(path, side) if lines else None
+    return defs_around(tree, [n for n, _ in lines]) if tree is not None else {}
 
 
 def _uncancelled(lines: list[tuple[int, str, str]], others: list[tuple[int, str, str]]) -> list[Line]:
