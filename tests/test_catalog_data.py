@@ -49,8 +49,7 @@ DESIGN_CODES = {
     "perf-unmeasured": {"aiter": "P6"},
 }
 
-API_PROPAGATION_SUBTYPES = {"param-discard", "param-removed", "rename", "attr-missing", "repr-key",
-                            "arch-discard", "dispatch-silent"}
+API_PROPAGATION_SUBTYPES = {"param-discard", "attr-missing", "repr-key", "arch-discard", "dispatch-silent"}
 TEXT_FIELDS = ("title", "summary", "impact", "action", "trigger", "fp_check")
 
 

@@ -2,9 +2,11 @@
 
 - api-propagation-incomplete (B6 aiter / B5 ATOM), sub-types:
   param-discard — a parameter the PR adds that the body never reads;
-  param-removed — a parameter the PR removes that callers in the head tree still pass;
-  rename — a public def the PR removes or renames while importers/callers remain, with no shim;
   attr-missing — a new `getattr(obj, "key", 0)` whose silent zero fallback changes behaviour.
+- removed-api-still-used, sub-types (measured apart: the call fails the moment it runs, so its findings
+  earn trust on their own, while the sub-types above need judgement):
+  param-removed — a parameter the PR removes that callers in the head tree still pass;
+  rename — a public def the PR removes or renames while importers/callers remain, with no shim.
 - defaulted-param-dead (E2 aiter / E3 ATOM): a parameter the PR adds with a default that no caller
   in the tree passes, so the new behaviour never activates.
 """
@@ -405,7 +407,7 @@ def _passes(call: ast.Call, func: Func, param: str) -> bool | None:
 # api-propagation-incomplete
 # --------------------------------------------------------------------------------------------
 
-@detector("api-propagation-incomplete")
+@detector("api-propagation-incomplete", "removed-api-still-used")
 def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     _plan_searches(review)
     removals: list[_Removal] = []
@@ -696,7 +698,7 @@ def _param_removed(review: ReviewInput, removals: list[_Removal], defs: dict[str
         call, param = stale[0]
         others = len({(c.path, c.node.lineno) for c, _ in stale}) - 1
         yield Finding(
-            rule="api-propagation-incomplete", path=f.path, line=func.lineno,
+            rule="removed-api-still-used", path=f.path, line=func.lineno,
             problem=f"param-removed: `{qualname}` no longer accepts `{param}`, but {call.path}:{call.node.lineno} still "
                     f"passes `{param}=`" + (f" (and {others} more call site(s))." if others else "."),
             impact="That call raises TypeError (unexpected keyword argument) as soon as it runs; "
@@ -787,7 +789,7 @@ def _removed_defs(review: ReviewInput, gone: list[_GoneDef]) -> Iterable[Finding
         path, line, text = refs[0]
         what = f"renamed to `{g.renamed}`" if g.renamed else "removed"
         yield Finding(
-            rule="api-propagation-incomplete", path=f.path, line=_anchor_line(f, g.tree, g.base),
+            rule="removed-api-still-used", path=f.path, line=_anchor_line(f, g.tree, g.base),
             problem=f"rename: `{g.qualname}` was {what} in {f.path} with no shim keeping the old name, but "
                     f"{path}:{line} still uses it" + (f" (and {len(refs) - 1} more)." if len(refs) > 1 else "."),
             impact="Those importers and callers fail with ImportError/AttributeError at import or call time; "
