@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .rulesdata import DataError, load_validated, rules_root
+from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 
 @dataclass(frozen=True)
@@ -83,7 +83,7 @@ def _rule_from(data: dict[str, Any], source: Path) -> Rule:
 def load_rules(directory: Path, validate: bool = True) -> dict[str, Rule]:
     rules: dict[str, Rule] = {}
     problems: list[str] = []
-    for path in sorted(directory.rglob("*.yml")):
+    for path in yaml_files(directory):
         try:
             data = load_validated(path, "rule", validate)
         except DataError as exc:

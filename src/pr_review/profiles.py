@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from .rulesdata import DataError, load_validated, rules_root
+from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 PROFILE_NAMES = ("aiter", "atom", "vllm", "generic")
 DETECTION_ORDER = ("aiter", "atom", "vllm")  # generic is the fallback
@@ -86,7 +86,7 @@ def load_profiles(directory: Path | None = None) -> dict[str, Profile]:
     validate = directory is not None
     directory = directory or rules_root() / "profiles"
     profiles: dict[str, Profile] = {}
-    for path in sorted(directory.glob("*.yml")):
+    for path in yaml_files(directory, recursive=False):
         data = load_validated(path, "profile", validate)
         if data["name"] != path.stem:
             raise DataError(f"{path}: name: '{data['name']}' does not match the file name")

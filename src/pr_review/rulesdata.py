@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import atexit
-import hashlib
+import binascii
 import json
 import marshal
 import os
@@ -135,14 +135,47 @@ def _shipped_root() -> Path:
     return rules_root().resolve()
 
 
+@lru_cache(maxsize=1)
+def _shipped_prefixes() -> tuple[str, ...]:
+    """The shipped `rules/` as a path prefix, as `rules_root` names it and resolved."""
+    return tuple({os.path.abspath(rules_root()) + os.sep, str(_shipped_root()) + os.sep})
+
+
+def _shipped_path(path: Path) -> str | None:
+    """`path` as an absolute path when it lies in the shipped `rules/`, else None. A path named under
+    `rules_root()` (every path the loaders list) is recognised by its text: resolving it walks each of
+    its directories with a system call, and the ~90 shipped files cost a review milliseconds. Any other
+    form (relative, with `.`, `..` or a hidden name, or a link) is resolved."""
+    named = os.fspath(path)
+    prefixes = _shipped_prefixes()
+    if named.startswith(prefixes) and f"{os.sep}." not in named:
+        return named
+    resolved = str(path.resolve())
+    return resolved if resolved.startswith(prefixes) else None
+
+
+def yaml_files(directory: Path, recursive: bool = True) -> list[Path]:
+    """The `*.yml` files in `directory` (and below it when `recursive`), in the order
+    `sorted(directory.rglob("*.yml"))` (`glob`) gives, listed with os.walk and sorted by their
+    parts before they become paths: pathlib's glob and comparisons cost more than reading the
+    shipped catalog does."""
+    found: list[tuple[tuple[str, ...], str]] = []
+    for parent, _, files in os.walk(directory):
+        parts = Path(parent).parts
+        found += [((*parts, name), os.path.join(parent, name)) for name in files if name.endswith(".yml")]
+        if not recursive:
+            break
+    return [Path(text) for _, text in sorted(found)]
+
+
 def load_yaml(path: Path) -> Any:
     """A rule, family or profile file: the shipped ones with the fast loader (checking their bounds
     would cost every review tens of milliseconds) through `ShippedCache`, any other (a repository's
     rules) bounded."""
     try:
-        resolved = path.resolve()
-        if resolved.is_relative_to(_shipped_root()):
-            return _shipped_cache().load(resolved)
+        shipped = _shipped_path(path)
+        if shipped is not None:
+            return _shipped_cache().load(shipped)
         return load_untrusted_yaml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, _yaml().YAMLError) as exc:
         raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
@@ -167,14 +200,15 @@ class ShippedCache:
             except (OSError, EOFError, ValueError, TypeError):
                 pass
 
-    def load(self, path: Path) -> Any:
-        """The data of the YAML file at `path` (an absolute, resolved path)."""
-        stat = path.stat()
+    def load(self, path: str | Path) -> Any:
+        """The data of the YAML file at `path` (an absolute path)."""
+        stat = os.stat(path)
         key = str(path)
         entry = self.entries.get(key)
         if entry is not None and entry[:2] == (stat.st_mtime_ns, stat.st_size):
             return marshal.loads(entry[2])
-        data = _yaml().load(path.read_text(encoding="utf-8"), Loader=_safe_loader())
+        with open(path, encoding="utf-8") as file:
+            data = _yaml().load(file.read(), Loader=_safe_loader())
         try:
             self.entries[key] = (stat.st_mtime_ns, stat.st_size, marshal.dumps(data))
         except ValueError:  # a type marshal does not keep (a YAML date): read this file every time
@@ -200,7 +234,8 @@ def _shipped_cache() -> ShippedCache:
     if os.environ.get("PR_REVIEW_NO_CACHE"):
         return ShippedCache(None)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    tag = hashlib.sha256(f"{_shipped_root()}|{sys.version_info[:2]}".encode()).hexdigest()[:16]
+    # crc32: hashlib would load OpenSSL for a file name (a review with no finding needs no hash)
+    tag = f"{binascii.crc32(f'{_shipped_root()}|{sys.version_info[:2]}'.encode()):08x}"
     return ShippedCache(Path(base, "pr-review", f"shipped-{tag}.marshal"))
 
 

@@ -11,13 +11,25 @@ import pytest
 
 from pr_review.catalog import load_catalog, load_rules
 from pr_review.profiles import load_profiles
-from pr_review.rulesdata import DataError, rules_root
+from pr_review.rulesdata import DataError, rules_root, yaml_files
 
 
 def test_shipped_catalog_and_profiles_pass_the_loaders_validation():
     validated = load_catalog(validate_shipped=True)
     assert validated.rules.keys() == load_catalog().rules.keys()
     assert load_profiles(rules_root() / "profiles").keys() == load_profiles().keys()
+
+
+def test_yaml_files_lists_what_pathlib_glob_does_in_its_order(tmp_path: Path):
+    for name in ("b.yml", "a.yml", "B.yml", "x.yaml", "note.txt", "sub/z.yml", "sub/a.yml", "sub-a/c.yml",
+                 "sub/deeper/d.yml", ".hidden/e.yml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("id: x\n", encoding="utf-8")
+    assert yaml_files(tmp_path) == sorted(tmp_path.rglob("*.yml"))
+    assert yaml_files(tmp_path, recursive=False) == sorted(tmp_path.glob("*.yml"))
+    assert yaml_files(tmp_path / "missing") == []
+    for directory in (rules_root(), rules_root() / "catalog"):
+        assert yaml_files(directory) == sorted(directory.rglob("*.yml"))
 
 
 def test_a_repository_rule_is_still_validated(tmp_path: Path):
