@@ -8,7 +8,6 @@ import os
 import shutil
 import signal
 import sys
-import traceback
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, TextIO
@@ -92,12 +91,31 @@ def _shard(text: str) -> tuple[int, int]:
     return int(k), int(n)
 
 
-def _parser() -> argparse.ArgumentParser:
+COMMANDS = {
+    "review": "review HEAD (or --head) against the base branch",
+    "demo": "review a throw-away repository with real defects and print the result",
+    "rules": "list the rule catalog for a profile",
+    "explain": "print one rule in full",
+    "stats": "derivation statistics over a range of first-parent commits",
+    "ci": "review a GitHub PR with its CI failures classified (token: GITHUB_TOKEN)",
+}
+
+
+def _parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with `command` (the first argument names it), that command's parser alone:
+    argparse looks each parser's messages up in the system's message catalogues (a dozen file
+    checks each), and a review parses only its own arguments."""
     parser = argparse.ArgumentParser(prog="pr-review", description="Advisory review of a GPU-kernel pull request.")
     parser.add_argument("--version", action="version", version=f"pr-review {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # with one command declared, the usage line of an error still lists them all
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}" if command else None)
+    for name, text in COMMANDS.items():
+        if command in (None, name):
+            ARGUMENTS[name](sub.add_parser(name, help=text))
+    return parser
 
-    review = sub.add_parser("review", help="review HEAD (or --head) against the base branch")
+
+def _review_arguments(review: argparse.ArgumentParser) -> None:
     review.add_argument("--repo", default=".", help="git repository (default: .)")
     review.add_argument("--base", help="base ref (default: origin/HEAD, else main/master)")
     review.add_argument("--head", default="HEAD", help="head ref (default: HEAD)")
@@ -119,16 +137,17 @@ def _parser() -> argparse.ArgumentParser:
                         help="text format: also print the seconds each stage, detector and evidence collector took "
                              "(also when RUNNER_DEBUG=1, GitHub's debug logging)")
 
-    sub.add_parser("demo", help="review a throw-away repository with real defects and print the result")
 
-    rules = sub.add_parser("rules", help="list the rule catalog for a profile")
+def _rules_arguments(rules: argparse.ArgumentParser) -> None:
     rules.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], default="aiter")
 
-    explain = sub.add_parser("explain", help="print one rule in full")
+
+def _explain_arguments(explain: argparse.ArgumentParser) -> None:
     explain.add_argument("rule_id")
     explain.add_argument("--profile", choices=["aiter", "atom", "vllm", "generic"], default="aiter")
 
-    stats = sub.add_parser("stats", help="derivation statistics over a range of first-parent commits")
+
+def _stats_arguments(stats: argparse.ArgumentParser) -> None:
     stats.add_argument("--repo", default=".")
     stats.add_argument("--range", dest="rev_range", required=True, help="e.g. HEAD~300..HEAD")
     stats.add_argument("--limit", type=_positive, help="at most this many PRs (newest first)")
@@ -141,7 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     stats.add_argument("--all-commits", action="store_true",
                        help="count every first-parent commit, not only those whose subject ends in (#N)")
 
-    ci = sub.add_parser("ci", help="review a GitHub PR with its CI failures classified (token: GITHUB_TOKEN)")
+
+def _ci_arguments(ci: argparse.ArgumentParser) -> None:
     ci.add_argument("--repo", required=True, help="OWNER/NAME on GitHub (API: GITHUB_API_URL)")
     ci.add_argument("--pr", type=int, required=True, help="pull-request number")
     ci.add_argument("--checkout", default=".", help="local clone to fetch the PR's commits into (default: .)")
@@ -152,7 +172,10 @@ def _parser() -> argparse.ArgumentParser:
     ci.add_argument("--format", choices=["text", "markdown", "json", "sarif"], default="text")
     ci.add_argument("--language", choices=["en", "zh"], default="en", help="Markdown language")
     ci.add_argument("--output", help="write the report here instead of stdout")
-    return parser
+
+
+ARGUMENTS = {"review": _review_arguments, "demo": lambda parser: None, "rules": _rules_arguments,
+             "explain": _explain_arguments, "stats": _stats_arguments, "ci": _ci_arguments}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,6 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return _main(argv)
         except Exception:  # a bug of ours: its traceback goes through the safe streams too
+            import traceback  # only here: with textwrap, it costs every review a millisecond
+
             traceback.print_exc()
             return 1
 
@@ -167,9 +192,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     if hasattr(signal, "SIGPIPE"):  # `pr-review rules | head` ends quietly
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    parser = _parser()
+    given = sys.argv[1:] if argv is None else argv
+    parser = _parser(given[0] if given and given[0] in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(given)
     except SystemExit as exc:  # argparse already printed a one-line usage error
         return 2 if exc.code else 0
     try:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pr_review.catalog import load_catalog, load_rules
+from pr_review.cli import _parser
 from pr_review.profiles import load_profiles
 from pr_review.rulesdata import DataError, rules_root, yaml_files
 
@@ -45,7 +46,7 @@ def test_a_profile_directory_given_explicitly_is_validated(tmp_path: Path):
         load_profiles(tmp_path)
 
 
-def test_a_local_review_imports_no_schema_template_or_http_library(tmp_path: Path):
+def test_a_local_review_imports_no_schema_template_http_or_traceback_library(tmp_path: Path):
     from conftest import make_repo
 
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
@@ -54,8 +55,29 @@ def test_a_local_review_imports_no_schema_template_or_http_library(tmp_path: Pat
         from pr_review.cli import main
         main(["review", "--repo", {str(repo)!r}, "--base", "main", "--head", "pr", "--format", "json",
               "--output", {str(tmp_path / "report.json")!r}])
-        print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2") if m in sys.modules))
+        print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2", "traceback") if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
     assert (tmp_path / "report.json").read_text(encoding="utf-8").startswith("{")
+
+
+@pytest.mark.parametrize("argv", [
+    ["review", "--repo", "r", "--base", "b", "--head", "h", "--format", "json", "-q", "--fail-on", "high"],
+    ["review"], ["demo"], ["rules", "--profile", "atom"], ["explain", "some-rule"],
+    ["stats", "--range", "HEAD~3..HEAD", "--jobs", "2", "--shard", "1/2"],
+    ["ci", "--repo", "o/n", "--pr", "7", "--format", "sarif"],
+])
+def test_a_command_parses_alike_with_its_parser_alone_and_with_all(argv):
+    assert _parser(argv[0]).parse_args(argv) == _parser().parse_args(argv)
+
+
+@pytest.mark.parametrize("argv", [["review", "--bogus"], ["review", "--format", "pdf"], ["stats"], ["explain"]])
+def test_a_commands_usage_errors_read_as_with_every_command_declared(argv, capsys):
+    errors = []
+    for parser in (_parser(argv[0]), _parser()):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        errors.append(capsys.readouterr().err)
+    assert errors[0] == errors[1] and "usage: pr-review" in errors[0]
+
