@@ -11,6 +11,8 @@ from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 @dataclass(frozen=True)
 class Rule:
+    """One concept of the catalog (rules/catalog/<group>/<id>.yml)."""
+
     id: str
     group: str
     codes: dict[str, str]
@@ -49,6 +51,8 @@ class Rule:
 
 @dataclass(frozen=True)
 class Family:
+    """A derivation family of rules/families.yml: when it fires and the rules it derives."""
+
     id: str
     description: str
     when: dict[str, Any]
@@ -56,8 +60,10 @@ class Family:
     profiles: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # never compared or printed whole; each generated method costs the import
 class Catalog:
+    """The rules and families a review uses: the shipped ones plus a repository's own."""
+
     rules: dict[str, Rule]
     families: dict[str, Family] = field(default_factory=dict)
 

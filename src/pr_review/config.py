@@ -17,6 +17,8 @@ KNOWN_KEYS = {"profile", "disable", "severity", "exclude", "rule_dirs", "preview
 
 @dataclass(frozen=True)
 class RepoConfig:
+    """The repository's .github/pr-review.yml as the review applies it, with a message per bad key."""
+
     profile: str | None = None
     disable: frozenset[str] = frozenset()
     severity: dict[str, str] = field(default_factory=dict)

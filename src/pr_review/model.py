@@ -4,7 +4,6 @@ Every stage takes and returns these plain dataclasses; nothing here talks to git
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
@@ -28,6 +27,8 @@ class Evidence:
 
 @dataclass
 class Finding:
+    """A problem a detector found at file:line; the engine fills in code, title, severity and fingerprint."""
+
     rule: str
     path: str
     line: int | None
@@ -54,6 +55,8 @@ class Finding:
         return f"{self.path}:{self.line or 1}" if self.path else "PR description"
 
     def compute_fingerprint(self) -> str:
+        import hashlib  # here: it loads OpenSSL, which a review that finds nothing does not need
+
         normalised = re.sub(r"\s+", " ", self.line_text).strip()
         raw = f"{self.rule}\0{self.path}\0{normalised}\0{self.problem if not normalised else ''}"
         return hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:16]
@@ -81,6 +84,8 @@ class ChecklistItem:
 
 @dataclass
 class CoreFile:
+    """A changed file of the profile's core tiers, and whether its callers are covered by tests."""
+
     path: str
     tier: int
     status: Literal["COVERED", "GAP", "N/A"]
@@ -119,12 +124,16 @@ class Owner:
 
 @dataclass
 class NotChecked:
+    """A changed file the review did not analyse, and why."""
+
     path: str
     reason: str
 
 
 @dataclass
 class PRInfo:
+    """What the review knows of the pull request beyond its commits."""
+
     number: int | None = None
     title: str = ""
     body: str = ""
@@ -140,8 +149,12 @@ def verdict_id(verdict: str) -> str:
     return verdict.lower().replace(" ", "-")
 
 
-@dataclass
+# eq and repr are not generated: no report is compared or printed whole, and for its 31 fields they
+# cost every review's import more than anything the class does
+@dataclass(eq=False, repr=False)
 class Report:
+    """Everything one review found and decided; the renderers' and the action's input."""
+
     schema: int
     engine_version: str
     repo: str

@@ -15,6 +15,8 @@ DETECTION_ORDER = ("aiter", "atom", "vllm")  # generic is the fallback
 
 @dataclass(frozen=True)
 class TierEntry:
+    """A row of a profile's core-file table: a path (or path regex) and its tier."""
+
     path: str
     tier: int
     regex: bool = False
@@ -29,6 +31,8 @@ class TierEntry:
 
 @dataclass(frozen=True)
 class Profile:
+    """A project profile (rules/profiles/<name>.yml), read through properties."""
+
     name: str
     data: dict[str, Any] = field(hash=False, compare=False)
 

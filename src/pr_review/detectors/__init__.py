@@ -18,6 +18,8 @@ DetectorFunc = Callable[[ReviewInput], Iterable[Finding]]
 
 @dataclass(frozen=True)
 class Detector:
+    """A registered detector: its name, the rules it decides, its function."""
+
     name: str
     rules: tuple[str, ...]
     func: DetectorFunc

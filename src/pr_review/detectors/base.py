@@ -19,8 +19,10 @@ from ..lang.regex import lazy_re
 TEST_PATH = lazy_re(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)  # never compared or printed whole; each generated method costs the import
 class ReviewInput:
+    """Everything a detector may read about the review."""
+
     files: list[ChangedFile]
     profile: Profile
     pr: PRInfo
