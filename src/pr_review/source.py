@@ -261,10 +261,36 @@ class Source:
         """`git grep` over one side's tree. Each search of a tree costs git a read of every blob in
         it, so the same question asked again in this review (another detector, another parameter
         of the same name) is answered from the first answer."""
-        key = (pattern, side, tuple(pathspecs), tuple(sorted(kw.items())))
+        key = (pattern, side, tuple(pathspecs), tuple(sorted((k, v) for k, v in kw.items() if v)))
         if key not in self._greps:
-            self._greps[key] = self._search(pattern, self.rev(side), pathspecs, **kw)
+            known = self._answered(pattern, side, tuple(pathspecs), kw)
+            self._greps[key] = known if known is not None else self._search(pattern, self.rev(side), pathspecs, **kw)
         return list(self._greps[key])
+
+    def _answered(self, pattern: str, side: Side, pathspecs: tuple[str, ...], kw: dict) -> list[tuple[str, int, str]] | None:
+        """A search's answer read from earlier answers of this review, without reading the tree again, else
+        None: the files of a line search (`files_only` after the same search's lines), and a word search
+        for several names (`a|b`) from each name's own word search, in git's order (a tree is walked in
+        the byte order of its full paths)."""
+        if kw.get("only_matching"):
+            return None
+        flags = tuple(sorted((k, v) for k, v in kw.items() if v and k != "files_only"))
+        lines = self._greps.get((pattern, side, pathspecs, flags))
+        if lines is not None and kw.get("files_only"):
+            return [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in lines)]
+        names = pattern.split("|")
+        if flags != (("word", True),) or len(names) < 2 or not all(n.isidentifier() and n.isascii() for n in names):
+            return None
+        each = [self._greps.get((n, side, pathspecs, flags)) for n in names]  # each name's lines
+        if kw.get("files_only"):
+            each = [e if e is not None else self._greps.get((n, side, pathspecs, (("files_only", True), *flags)))
+                    for n, e in zip(names, each)]
+        if any(e is None for e in each):
+            return None
+        hits = {(p, line, "" if kw.get("files_only") else text) for e in each for p, line, text in e}
+        if kw.get("files_only"):
+            hits = {(p, 0, "") for p, _, _ in hits}
+        return sorted(hits, key=lambda h: (h[0].encode("utf-8", "surrogateescape"), h[1]))
 
     def _search(self, pattern: str, rev: str, pathspecs: tuple[str, ...], **kw) -> list[tuple[str, int, str]]:
         """`git grep` of one tree; an extended regex with required literals (see MIN_LITERAL) runs only

@@ -204,6 +204,27 @@ def test_words_searched_together_answer_as_each_word_searched_alone(source: Sour
         assert source.grep(re.escape(n), "head", ("*.py",), word=True) == alone[n]
 
 
+def test_a_search_earlier_answers_cover_is_read_from_them_as_git_would_answer(tmp_path: Path, monkeypatch):
+    import re
+
+    from conftest import make_repo
+
+    files = {"a/x.py": "helper(1)\nhelpers = 2\n", "a-b/y.py": "other()\nhelper\n", "a.py": "x = other\n",
+             "b/z.py": "nothing\n", "c.txt": "helper\n"}
+    repo = Repo.open(make_repo(tmp_path / "repo", files, files))
+    source = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    truth = {(p, kw): repo.grep(p, source.head, ("*.py",), **dict(kw))
+             for p in ("helper", "other", "helper|other", "other|helper|nowhere")
+             for kw in ((("word", True),), (("files_only", True), ("word", True)))}
+    for name in ("helper", "other", "nowhere"):  # each name's lines, as grep_words or a word search keeps them
+        source.grep(re.escape(name), "head", ("*.py",), word=True)
+    monkeypatch.setattr(source.repo, "grep", lambda *a, **k: pytest.fail("searched the tree again"))
+    for (pattern, kw), expected in truth.items():
+        assert source.grep(pattern, "head", ("*.py",), **dict(kw)) == expected, (pattern, kw)
+    assert truth[("helper|other", (("files_only", True), ("word", True)))] == [("a-b/y.py", 0, ""), ("a.py", 0, ""),
+                                                                               ("a/x.py", 0, "")]
+
+
 def test_fixed_strings_searched_together_answer_as_each_searched_alone(source: Source, monkeypatch):
     strings = ["helper (2)", "other(3)", "# helper", "return helper(1)", "nowhere at all", "r (2"]
     alone = {s: source.repo.grep(s, source.base, fixed=True, files_only=True) for s in strings}
