@@ -16,7 +16,9 @@ back to back, rather than runs taken at different times), its memory the child's
 p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
 commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
 review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
---baseline, compares findings against such a file and prints every difference.
+--baseline, compares findings against such a file and prints every difference. With --setup,
+also the CPU each review spends outside the pipeline's stages: interpreter start, imports, argument
+parsing and output (the catalog load is in the context stage, the detector imports in theirs).
 """
 from __future__ import annotations
 
@@ -79,22 +81,57 @@ def child_environment(engine: str | None) -> dict[str, str]:
     return env
 
 
-def review_one(repo: str, commit: Commit, profile: str | None, engine: str | None) -> dict:
-    """One whole-process review; the row holds its CPU time, peak RSS and findings, or its error."""
-    cmd = [sys.executable, "-m", "pr_review", "review", "--repo", repo, "--base", f"{commit.sha}^1",
-           "--head", commit.sha, "--title", commit.subject, "--format", "json", "--remote", "none"]
+# Runs `python -m pr_review ARGS` as -m does, and writes to the file named by $PR_REVIEW_STAGES_CPU
+# the CPU time (its own and its children's, git's) spent inside the pipeline's stages: the rest of
+# the child's CPU is the review's fixed cost (interpreter start, imports, argument parsing, output).
+STAGES_CPU = """
+import atexit, gc, os, resource, runpy, sys
+from contextlib import contextmanager
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+gc.disable()  # as `review` does before it imports the pipeline
+import pr_review.pipeline as pipeline
+inside, stage = [0.0], pipeline.Timer.stage.__wrapped__
+@contextmanager
+def timed(self, name):
+    start = cpu()
+    try:
+        with contextmanager(stage)(self, name):
+            yield
+    finally:
+        inside[0] += cpu() - start
+pipeline.Timer.stage = timed
+atexit.register(lambda: open(os.environ["PR_REVIEW_STAGES_CPU"], "w").write(str(inside[0])))
+sys.argv[0] = "pr_review"
+runpy.run_module("pr_review", run_name="__main__", alter_sys=True)
+"""
+
+
+def review_one(repo: str, commit: Commit, profile: str | None, engine: str | None, setup: bool = False) -> dict:
+    """One whole-process review; the row holds its CPU time, peak RSS and findings, or its error. With
+    `setup`, also the CPU time spent outside the pipeline's stages (`STAGES_CPU`)."""
+    cmd = [sys.executable, *(["-c", STAGES_CPU] if setup else ["-m", "pr_review"]), "review", "--repo", repo,
+           "--base", f"{commit.sha}^1", "--head", commit.sha, "--title", commit.subject, "--format", "json",
+           "--remote", "none"]
     if profile:
         cmd += ["--profile", profile]
     row: dict = {"sha": commit.sha, "subject": commit.subject, "largest": commit.largest}
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    env = child_environment(engine)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r", suffix=".cpu") as stages:
+        env["PR_REVIEW_STAGES_CPU"] = stages.name
         start = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=child_environment(engine))
+        child = subprocess.Popen(cmd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
         # wait4 rather than wait(): it returns this child's own resource usage
         _, status, usage = os.wait4(child.pid, 0)
         child.returncode = os.waitstatus_to_exitcode(status)
         row["wall"] = round(time.perf_counter() - start, 3)
         row["cpu"] = round(usage.ru_utime + usage.ru_stime, 3)
         row["rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+        inside = stages.read()
+        if setup and inside:
+            row["setup_cpu"] = round(row["cpu"] - float(inside), 3)
         out.seek(0)
         err.seek(0)
         stdout, stderr = out.read(), err.read().decode("utf-8", "replace")
@@ -122,7 +159,7 @@ def review_one(repo: str, commit: Commit, profile: str | None, engine: str | Non
 
 
 def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
-            engines: list[str | None]) -> list[list[dict]]:
+            engines: list[str | None], setup: bool = False) -> list[list[dict]]:
     """Rows per engine, in commit order. With two engines each commit is reviewed by both back to
     back, which one goes first alternating, so the machine's load weighs on both alike."""
     rows: list[list[dict]] = [[] for _ in engines]
@@ -132,7 +169,7 @@ def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
 
     def each(i: int, commit: Commit) -> dict[int, dict]:
         order = range(len(engines)) if i % 2 == 0 else reversed(range(len(engines)))
-        return {k: review_one(repo, commit, profile, engines[k]) for k in order}
+        return {k: review_one(repo, commit, profile, engines[k], setup) for k in order}
     with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
         futures = [pool.submit(each, i, c) for i, c in enumerate(commits)]
         for future in as_completed(futures):
@@ -162,6 +199,10 @@ def summarize(rows: list[dict]) -> list[str]:
                      f"mean {statistics.mean(cpu):.2f}")
         lines.append(f"  wall s (noisy on a shared machine): p50 {statistics.median(r['wall'] for r in recent):.2f}  "
                      f"peak RSS {max(r['rss_mb'] for r in recent):.0f} MB")
+        setup = [r["setup_cpu"] for r in recent if "setup_cpu" in r]
+        if setup:
+            lines.append(f"  CPU s outside the stages (start, imports, arguments, output): p50 {statistics.median(setup):.3f}  "
+                         f"p95 {percentile(setup, 0.95):.3f}")
     for r in rows:
         if r["largest"] and "error" not in r:
             lines.append(f"largest {r['sha'][:10]}: {r['cpu']:.2f} s CPU, {r['rss_mb']:.0f} MB, "
@@ -220,6 +261,8 @@ def main() -> int:
     parser.add_argument("--against", metavar="SRC", help="also review each commit with the package under SRC, back "
                         "to back with --engine, and compare the two (CPU figures from one run share its load)")
     parser.add_argument("--against-jsonl", help="write the --against engine's rows here, as --jsonl does --engine's")
+    parser.add_argument("--setup", action="store_true", help="also measure the CPU time each review spends outside "
+                        "the pipeline's stages (the children run pr_review through a small wrapper that times them)")
     args = parser.parse_args()
 
     commits = recent_commits(args.repo, args.rev, args.count)
@@ -227,7 +270,7 @@ def main() -> int:
         seen = {c.sha for c in commits}
         commits += [c for c in largest_commits(args.repo, args.rev, args.largest_of, args.largest) if c.sha not in seen]
     engines = [args.engine] + ([args.against] if args.against else [])
-    runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines)
+    runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines, args.setup)
     rows = runs[0]
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as sink:

@@ -31,3 +31,17 @@ def test_rows_compare_finding_by_finding_whatever_their_order(tmp_path: Path):
     diffs = bench.compare(moved, earlier)
     assert diffs[0].startswith("aaaaaaaaaa: - ") and '"line": 9' in diffs[0]
     assert diffs[1] == "bbbbbbbbbb: failed before: boom" and diffs[2] == "cccccccccc: not in the baseline"
+
+
+def test_the_setup_wrapper_reviews_as_python_m_does(tmp_path: Path):
+    from conftest import git, make_repo
+
+    bench = _benchmark()
+    repo = make_repo(tmp_path / "repo", {"a.py": "import os\n"},
+                     {"a.py": "import os\nos.environ.get('AITER_NEW_FLAG')\n"})
+    sha = git(repo, "rev-parse", "pr").strip()
+    commit = bench.Commit(sha, "add a flag")
+    plain, wrapped = (bench.review_one(str(repo), commit, None, None, setup) for setup in (False, True))
+    assert "error" not in plain and "error" not in wrapped
+    assert wrapped["findings"] == plain["findings"] and wrapped["derived"] == plain["derived"]
+    assert "setup_cpu" in wrapped and "setup_cpu" not in plain
