@@ -49,7 +49,8 @@ DESIGN_CODES = {
     "perf-unmeasured": {"aiter": "P6"},
 }
 
-API_PROPAGATION_SUBTYPES = {"param-discard", "attr-missing", "repr-key", "arch-discard", "dispatch-silent"}
+API_PROPAGATION_SUBTYPES = {"param-discard", "attr-missing", "repr-key", "arch-discard", "dispatch-silent",
+                            "path-dropped"}
 TEXT_FIELDS = ("title", "summary", "impact", "action", "trigger", "fp_check")
 
 
