@@ -165,11 +165,12 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
     launched: set[str] = set()
     for tree in trees.values():
         index = index_of(tree)
-        if not any(_is_empty_call(a.value) for a in index.of_type(ast.Assign)):
-            continue
-        for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
-            if _empty_allocations(func):
-                launched.update(kname for kname, _ in _launches(func))
+        allocating: dict[ast.AST, None] = {}  # the defs an `x = empty(...)` lies in (nested ones: each)
+        for a in index.of_type(ast.Assign):
+            if len(a.targets) == 1 and isinstance(a.targets[0], ast.Name) and _is_empty_call(a.value):
+                allocating.update((d, None) for d in index.ancestors(a) if isinstance(d, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        for func in allocating:
+            launched.update(kname for kname, _ in _launches(func))
     if not launched:
         return
     atomics: dict[str, tuple[str, dict[int, tuple[str, int, str]]]] = {}
