@@ -20,8 +20,6 @@ def _derived(profile: str, path: str, line: str) -> set[str]:
 
 @pytest.mark.parametrize("profile, path, line, rule", [
     ("aiter", "aiter/ops/norm.py", "    return torch.empty_like(x, dtype=dtypes.fp8)", "fake-impl-mismatch"),
-    ("atom", "atom/model_ops/attention_mla.py", "        o = torch.empty((num_tokens, self.num_heads, 512), dtype=q.dtype)",
-     "cudagraph-capture-break"),
     ("aiter", "aiter/ops/triton/moe/fused.py", "    out = x.view(-1, 7168)", "magic-constant"),
 ])
 def test_a_gap_now_derives_its_rule(profile, path, line, rule):
@@ -151,3 +149,105 @@ def test_a_line_removed_from_a_fake_derives_it_with_the_base_line(repo_factory):
 def test_an_edit_outside_a_fake_does_not(repo_factory, old, new, path):
     assert MHA.count(old) == 1
     assert _fake_family(repo_factory, MHA.replace(old, new), path) is None
+
+
+# --- an allocation inside a forward or a custom op, decided from the tree (family forward-allocation) ---
+
+ATTN = '''import torch
+from torch import nn
+from atom.utils.custom_register import direct_register_custom_op
+from atom.utils.decorators import torch_compile_guard
+
+
+class MLAAttention(nn.Module):
+    def __init__(self, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.register_buffer("workspace", torch.zeros(1024))
+
+    def forward(self, q, kv):
+        num_tokens = q.shape[0]
+        o = self.o_proj(q)
+        return o
+
+    def forward_hip(self, q, kv):
+        return self._forward_decode(q, kv)
+
+    def _forward_decode(self, q, kv):
+        logits = q @ kv
+        return logits
+
+    def load_weights(self, weights):
+        scale = weights["scale"]
+        self.scale = scale
+
+
+@torch_compile_guard(gen_fake=None)
+def fused_rms_quant(x, weight):
+    y = x * weight
+    return y
+
+
+def _apply_attn_res_op(prefix_sum, block_residual):
+    out = prefix_sum + block_residual
+    return out
+
+
+def _apply_attn_res_op_fake(prefix_sum, block_residual):
+    return prefix_sum
+
+
+direct_register_custom_op(op_name="attn_res", op_func=_apply_attn_res_op, fake_impl=_apply_attn_res_op_fake)
+'''
+
+
+def _forward_family(repo_factory, head: str, path: str = "atom/model_ops/attention_mla.py",
+                    base: str = ATTN) -> list[str] | None:
+    """The evidence of the forward-allocation family on an ATOM PR turning `base` into `head` at `path`,
+    or None when it did not fire."""
+    repo = repo_factory({"atom/__init__.py": "", path: base}, {path: head})
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="atom"))
+    item = next((i for i in report.checklist if i.rule == "cudagraph-capture-break"), None)
+    if item is None or "forward-allocation" not in item.families:
+        return None
+    return item.derived_by
+
+
+@pytest.mark.parametrize("after, added", [
+    # a model's forward (the ATOM MLA shape: a per-call output buffer)
+    ("        num_tokens = q.shape[0]\n",
+     "        o_buf = torch.empty((num_tokens, self.num_heads, 512), dtype=q.dtype, device=q.device)\n"),
+    # a CustomOp forward_* and a helper it runs (`_forward_decode`)
+    ("    def forward_hip(self, q, kv):\n", "        tmp = q.new_empty(q.shape)\n"),
+    ("        logits = q @ kv\n", "        lse = torch.zeros(q.shape[0], dtype=torch.float32, device=q.device)\n"),
+    # a custom op: decorated @torch_compile_guard, or handed to direct_register_custom_op as op_func=
+    ("    y = x * weight\n", "    out = torch.empty_like(x)\n"),
+    ("    out = prefix_sum + block_residual\n", "    buf = torch.full((4,), 0.0, device=prefix_sum.device)\n"),
+])
+def test_an_allocation_added_on_the_forward_path_derives_cudagraph_capture_break(repo_factory, after, added):
+    assert ATTN.count(after) == 1
+    head = ATTN.replace(after, after + added)
+    n = _line(head, added.strip())
+    assert _forward_family(repo_factory, head) == [f"atom/model_ops/attention_mla.py:{n}: {added.strip()}"]
+
+
+@pytest.mark.parametrize("old, new, path", [
+    # an allocation in __init__ (a buffer made once, before any capture) or in weight loading
+    ('        self.register_buffer("workspace", torch.zeros(1024))',
+     '        self.register_buffer("workspace", torch.zeros(2048))', "atom/model_ops/attention_mla.py"),
+    ('        self.scale = scale', '        self.scale = torch.empty_like(scale).copy_(scale)', "atom/model_ops/attention_mla.py"),
+    # a fake implementation (named by fake_impl=, traced, never captured)
+    ("    return prefix_sum\n", "    return torch.empty_like(prefix_sum)\n", "atom/model_ops/attention_mla.py"),
+    # an edit on the forward path that allocates nothing
+    ("        o = self.o_proj(q)", "        o = self.o_proj(q).contiguous()", "atom/model_ops/attention_mla.py"),
+    # a test's forward
+    ("        num_tokens = q.shape[0]", "        num_tokens = torch.empty(q.shape[0])", "tests/test_attention_mla.py"),
+])
+def test_an_allocation_off_the_forward_path_does_not(repo_factory, old, new, path):
+    assert ATTN.count(old) == 1
+    assert _forward_family(repo_factory, ATTN.replace(old, new), path) is None
+
+
+def test_an_allocation_removed_from_a_forward_does_not(repo_factory):
+    base = ATTN.replace("        o = self.o_proj(q)\n", "        o = torch.empty_like(q)\n        o = self.o_proj(q)\n")
+    assert _forward_family(repo_factory, ATTN, base=base) is None

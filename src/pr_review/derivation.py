@@ -88,9 +88,13 @@ def _first_line(value, lines, path_value=None) -> str | None:
 
 def _in_def(value: dict[str, Any], lines: list[tuple[str, int, str, bool, tuple[Def, ...]]]) -> str | None:
     """The first changed line (on `path`, when given) inside a def whose name, a decorator or a way
-    the module names it (`gen_fake=`, `register_fake(`) one of the value's patterns finds."""
+    the module names it (`gen_fake=`, `register_fake(`) one of the value's patterns finds. With `line`,
+    only an added line whose text a `line` pattern finds counts: what the def now does, not what it stopped doing."""
     asks = [(key, _patterns(value[key])) for key in ("name", "decorator", "named_by") if key in value]
     path_patterns = _patterns(value["path"]) if "path" in value else None
+    if "line" in value:
+        line_patterns = _patterns(value["line"])
+        lines = [line for line in lines if not line[3] and any(p.search(line[2]) for p in line_patterns)]
 
     def matches(d: Def) -> bool:
         return any(p.search(item) for key, pats in asks for p in pats
