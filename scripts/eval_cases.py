@@ -5,6 +5,7 @@
 
 A `fire` case passes when the rule is reported in the file within 3 lines of one of its lines
 (anywhere in the file when none are listed); a `clear` case passes when it is not reported there.
+A case's rule counts the rules that refine it (split from it to be measured apart).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import argparse
 import json
 import sys
 
+from pr_review.catalog import load_catalog
 from pr_review.model import PRInfo
 from pr_review.pipeline import ReviewRequest, review
 
@@ -25,6 +27,7 @@ def main() -> int:
     args = parser.parse_args()
     repos = {"aiter": args.aiter, "atom": args.atom}
     passed = failed = skipped = 0
+    catalog = load_catalog()
     for case in json.load(open(args.cases, encoding="utf-8")):
         if args.rule and case["rule_id"] not in args.rule:
             continue
@@ -37,7 +40,8 @@ def main() -> int:
                                       pr=PRInfo(title=subject, number=case.get("pr"))))
         # Recall counts what the engine decided, annotated or preview; the stage is printed beside it.
         annotated = {id(f) for f in report.findings}
-        hits = [f for f in report.all_findings if f.rule == case["rule_id"] and f.path == case["file"]]
+        rules = {case["rule_id"]} | {r.id for r in catalog.rules.values() if r.refines == case["rule_id"]}
+        hits = [f for f in report.all_findings if f.rule in rules and f.path == case["file"]]
         if case["lines"]:
             hits = [f for f in hits if f.line and any(abs(f.line - n) <= 3 for n in case["lines"])]
         ok = bool(hits) if case["expect"] == "fire" else not hits

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ class Rule:
     families: tuple[str, ...] = ()
     profiles: tuple[str, ...] = ()
     subtypes: tuple[str, ...] = ()
+    refines: str | None = None  # the seed concept whose sub-types this rule decides, measured apart
     source: str = ""
     zh: dict[str, str] = field(default_factory=dict)  # title, impact, action in Simplified Chinese
 
@@ -82,7 +83,8 @@ def _rule_from(data: dict[str, Any], source: Path) -> Rule:
         stage=data.get("stage", "preview"), measurement=data.get("measurement"),
         examples=tuple(data.get("examples") or ()), languages=tuple(data.get("languages") or ()),
         families=tuple(data.get("families") or ()), profiles=tuple(data.get("profiles") or ()),
-        subtypes=tuple(data.get("subtypes") or ()), source=str(source), zh=dict(data.get("zh") or {}),
+        subtypes=tuple(data.get("subtypes") or ()), refines=data.get("refines"), source=str(source),
+        zh=dict(data.get("zh") or {}),
     )
 
 
@@ -131,7 +133,7 @@ def _regexes(condition: dict[str, Any]):
         if key == "any":
             for sub in value:
                 yield from _regexes(sub)
-        elif key == "added_in":
+        elif isinstance(value, dict):  # added_in, changed_in_def: a pattern per key
             yield from _regexes(value)
         elif isinstance(value, str):
             yield key, value
@@ -148,6 +150,13 @@ def load_catalog(extra_dirs: tuple[Path, ...] = (), validate_shipped: bool = Fal
     for extra in extra_dirs:
         for rule_id, rule in load_rules(extra).items():
             rules[rule_id] = rule  # a repository's own rule of the same id replaces ours
+    problems = [f"{r.source}: refines: '{r.refines}' is not a rule" for r in rules.values()
+                if r.refines and r.refines not in rules]
+    if problems:
+        raise DataError("\n".join(problems))
+    # a rule split from a concept is shown under the concept's code (B6 …) unless it has its own
+    rules = {rule_id: replace(r, codes=rules[r.refines].codes) if r.refines and not r.codes else r
+             for rule_id, r in rules.items()}
     catalog = Catalog(rules=rules, families=load_families(root / "families.yml", validate_shipped))
     unknown = sorted({f for r in rules.values() for f in r.families} - set(catalog.families))
     if catalog.families and unknown:
