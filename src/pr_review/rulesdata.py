@@ -184,19 +184,22 @@ def load_yaml(path: Path) -> Any:
 class ShippedCache:
     """The shipped YAML files, loaded once and kept as `marshal` bytes in one file under the user's
     cache directory, the way Python keeps byte code: constructing ~90 files' objects from YAML costs
-    a review more than everything else it does on a small PR. An entry is used only while its
-    file's size and modification time are unchanged; each load unmarshals fresh objects, so no
-    caller sees another's changes. A cache that cannot be read or written is simply not used."""
+    a review more than everything else it does on a small PR. An entry is used while its file's size
+    and modification time are unchanged, or, when only the time changed (a fresh checkout of the same
+    rules, a cache restored on a CI runner), while its content hashes the same; each load unmarshals
+    fresh objects, so no caller sees another's changes. A cache that cannot be read or written is
+    simply not used."""
 
     def __init__(self, file: Path | None) -> None:
         self.file = file
-        self.entries: dict[str, tuple[int, int, bytes]] = {}
+        # path → (modification time ns, size, blake2b of the bytes, marshal of the data)
+        self.entries: dict[str, tuple[int, int, bytes, bytes]] = {}
         self.dirty = False
         if file is not None:
             try:
                 loaded = marshal.loads(file.read_bytes())
                 if isinstance(loaded, dict):
-                    self.entries = loaded
+                    self.entries = {k: v for k, v in loaded.items() if isinstance(v, tuple) and len(v) == 4}
             except (OSError, EOFError, ValueError, TypeError):
                 pass
 
@@ -206,17 +209,28 @@ class ShippedCache:
         key = str(path)
         entry = self.entries.get(key)
         if entry is not None and entry[:2] == (stat.st_mtime_ns, stat.st_size):
-            return marshal.loads(entry[2])
-        with open(path, encoding="utf-8") as file:
-            data = _yaml().load(file.read(), Loader=_safe_loader())
+            return marshal.loads(entry[3])
+        with open(path, "rb") as file:
+            raw = file.read()
+        import hashlib  # here: it loads OpenSSL, and a warm cache needs no hash
+
+        digest = hashlib.blake2b(raw, digest_size=16).digest()
+        if entry is not None and entry[1:3] == (len(raw), digest):
+            self._keep(key, (stat.st_mtime_ns, len(raw), digest, entry[3]))
+            return marshal.loads(entry[3])
+        text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as open() in text mode reads it
+        data = _yaml().load(text, Loader=_safe_loader())
         try:
-            self.entries[key] = (stat.st_mtime_ns, stat.st_size, marshal.dumps(data))
+            self._keep(key, (stat.st_mtime_ns, len(raw), digest, marshal.dumps(data)))
         except ValueError:  # a type marshal does not keep (a YAML date): read this file every time
-            return data
+            pass
+        return data
+
+    def _keep(self, key: str, entry: tuple[int, int, bytes, bytes]) -> None:
+        self.entries[key] = entry
         if self.file is not None and not self.dirty:
             self.dirty = True
             atexit.register(self.save)
-        return data
 
     def save(self) -> None:
         assert self.file is not None

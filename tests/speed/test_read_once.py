@@ -42,6 +42,25 @@ def test_an_edited_file_is_read_again(tmp_path: Path):
     assert cache.load(rule) == {"id": "newer"}
 
 
+def test_a_fresh_checkout_of_the_same_file_is_served_from_the_cache_by_its_content(tmp_path: Path, monkeypatch):
+    import pr_review.rulesdata as rulesdata
+
+    rule = tmp_path / "rule.yml"
+    rule.write_text("id: r\r\nlist: [1, 2]\n", encoding="utf-8")
+    first = ShippedCache(tmp_path / "cache.marshal")
+    data = first.load(rule)
+    first.save()
+    os.utime(rule, ns=(1, 1))  # the same bytes, another modification time (a CI runner's new checkout)
+    monkeypatch.setattr(rulesdata, "_yaml", lambda: pytest.fail("parsed the YAML again"))
+    second = ShippedCache(tmp_path / "cache.marshal")
+    assert second.load(rule) == data == {"id": "r", "list": [1, 2]}
+    assert second.entries[str(rule)][0] == 1  # and the cache now knows the new time
+    monkeypatch.undo()
+    rule.write_text("id: s\r\nlist: [1, 3]\n", encoding="utf-8")  # same size, other content
+    os.utime(rule, ns=(2, 2))
+    assert second.load(rule) == {"id": "s", "list": [1, 3]}
+
+
 def test_a_value_marshal_cannot_keep_is_read_every_time(tmp_path: Path):
     rule = tmp_path / "rule.yml"
     rule.write_text("when: 2024-01-02\n", encoding="utf-8")  # a YAML date
