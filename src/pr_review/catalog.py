@@ -6,10 +6,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from .model import record
 from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """One concept of the catalog (rules/catalog/<group>/<id>.yml)."""
 
@@ -50,7 +51,7 @@ class Rule:
         return not self.profiles or profile in self.profiles
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Family:
     """A derivation family of rules/families.yml: when it fires and the rules it derives."""
 

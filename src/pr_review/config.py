@@ -6,8 +6,9 @@ PR that edits it only gets a note. A bad key produces a message naming it; the r
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from .model import record
 from .rulesdata import load_untrusted_yaml
 
 CONFIG_PATH = ".github/pr-review.yml"
@@ -15,7 +16,7 @@ SEVERITIES = ("high", "medium", "low")
 KNOWN_KEYS = {"profile", "disable", "severity", "exclude", "rule_dirs", "preview"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RepoConfig:
     """The repository's .github/pr-review.yml as the review applies it, with a message per bad key."""
 

@@ -2,18 +2,19 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .model import record
 from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 PROFILE_NAMES = ("aiter", "atom", "vllm", "generic")
 DETECTION_ORDER = ("aiter", "atom", "vllm")  # generic is the fallback
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TierEntry:
     """A row of a profile's core-file table: a path (or path regex) and its tier."""
 
@@ -29,7 +30,7 @@ class TierEntry:
         return bool(re.search(self.path, path)) if self.regex else path == self.path
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Profile:
     """A project profile (rules/profiles/<name>.yml), read through properties."""
 

@@ -81,3 +81,48 @@ def test_a_commands_usage_errors_read_as_with_every_command_declared(argv, capsy
         errors.append(capsys.readouterr().err)
     assert errors[0] == errors[1] and "usage: pr-review" in errors[0]
 
+
+
+def _records() -> list[type]:
+    """Every class of the engine made with `model.record`."""
+    import importlib
+    import pkgutil
+
+    import pr_review
+
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(pr_review.__path__, "pr_review."):
+        if not info.name.endswith("__main__"):
+            module = importlib.import_module(info.name)
+            found.update({f"{c.__module__}.{c.__qualname__}": c for c in vars(module).values()
+                          if isinstance(c, type) and "_record_fields" in vars(c)})
+    return list(found.values())
+
+
+@pytest.mark.parametrize("cls", _records(), ids=lambda c: f"{c.__module__}.{c.__qualname__}")
+def test_a_record_reprs_compares_and_hashes_as_its_plain_dataclass_twin(cls):
+    """`model.record` shares one __repr__/__eq__/__hash__ instead of compiling dataclass's per class;
+    each record answers as a dataclass of the same fields and options would."""
+    import dataclasses
+
+    own = dataclasses.fields(cls)
+    frozen = cls.__dataclass_params__.frozen
+    twin = dataclasses.make_dataclass(cls.__name__, [
+        (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr,
+                                           hash=f.hash, compare=f.compare)) for f in own], frozen=frozen)
+    twin.__qualname__ = cls.__qualname__
+    values = {f.name: f"v{i}" for i, f in enumerate(own)}
+    one, same, as_twin = cls(**values), cls(**values), twin(**values)
+    assert repr(one) == repr(as_twin)
+    assert one == same and not one != same and one.__eq__(as_twin) is NotImplemented
+    for f in own:
+        other = cls(**{**values, f.name: "changed"})
+        assert (one == other) == (twin(**values) == twin(**{**values, f.name: "changed"})), f.name
+    if frozen:
+        assert hash(one) == hash(as_twin) == hash(same)
+    else:
+        with pytest.raises(TypeError):
+            hash(one)
+        with pytest.raises(TypeError):
+            hash(as_twin)
+    assert dataclasses.asdict(one) == dataclasses.asdict(as_twin)

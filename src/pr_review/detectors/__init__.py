@@ -7,16 +7,15 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from ..model import Finding
+from ..model import Finding, record
 from .base import ReviewInput
 
 DetectorFunc = Callable[[ReviewInput], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Detector:
     """A registered detector: its name, the rules it decides, its function."""
 
