@@ -41,7 +41,9 @@ class PythonIndex:
         counts = chain.from_iterable(map(sub, marks, chain((0,), marks)) for marks in self._child_marks)
         # in the order the fields were read, so a shared node (the Load/Store/operator singletons)
         # keeps the last parent that holds it, as assigning child by child does
-        return dict(zip(islice(nodes, 1, None), chain.from_iterable(map(repeat, nodes, counts))))
+        parents = dict(zip(islice(nodes, 1, None), chain.from_iterable(map(repeat, nodes, counts))))
+        del self._child_marks  # read once
+        return parents
 
     @property
     def depth(self) -> int:

@@ -95,6 +95,10 @@ def push_children(node: ast.AST, push, extend) -> None:
             push(value)
 
 
+WALK_ATTRIBUTE = "_pr_review_walk"  # not an AST field: ast.dump, unparse and compare ignore it
+KEPT_WALKS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def walk(node: ast.AST) -> Iterator[ast.AST]:
     """`ast.walk`: every node under `node`, itself first, breadth first, children in field order,
     and as lazily (a node's children are read when it is yielded). One generator for the whole walk
@@ -102,12 +106,37 @@ def walk(node: ast.AST) -> Iterator[ast.AST]:
     (`iter_child_nodes`, `iter_fields`): about twice as fast, and walks were a fifth of a large
     review's time. For a whole tree or a function asked repeatedly, `index_of(node).nodes` /
     `.of_type(...)` walks once and keeps the list."""
-    todo = deque((node,))
-    pop, push, extend = todo.popleft, todo.append, todo.extend
+    if type(node) not in KEPT_WALKS:
+        todo = deque((node,))
+        pop, push, extend = todo.popleft, todo.append, todo.extend
+        while todo:
+            node = pop()
+            push_children(node, push, extend)
+            yield node
+        return
+    # A def or class is walked again and again (every detector and evidence collector reads the
+    # functions it cares about: aiter 044f906a8d walks 917 defs 1,906 times). A walk that runs to
+    # its end leaves its nodes on the def, and a later walk reads them. Kept without the def itself,
+    # so no cycle holds a tree a look read once (`Source.python_once`) alive; under the def's id, so
+    # a copy of the def (`copy.deepcopy`, then changed) does not read the original's nodes. Trees
+    # are never changed in place (see lang.index).
+    root = node
+    kept = root.__dict__.get(WALK_ATTRIBUTE)
+    if kept is not None and kept[0] == id(root):
+        yield root
+        yield from kept[1]
+        return
+    below: list[ast.AST] = []
+    todo: deque[ast.AST] = deque()
+    pop, push, extend, keep = todo.popleft, todo.append, todo.extend, below.append
+    push_children(root, push, extend)
+    yield root
     while todo:
         node = pop()
         push_children(node, push, extend)
+        keep(node)
         yield node
+    root.__dict__[WALK_ATTRIBUTE] = (id(root), below)
 
 
 def children(node: ast.AST) -> list[ast.AST]:
