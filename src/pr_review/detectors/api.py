@@ -22,7 +22,7 @@ from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
     DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, decorated_with, decorator_name, dotted_name, innermost_function,
-    qualified_functions, touches, walk
+    local_names, qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -412,11 +412,16 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     _plan_searches(review)
     removals: list[_Removal] = []
     gone_defs: list[_GoneDef] = []
-    for f, tree in review.python_files(include_tests=False):
-        if not _api_path(review, f.path):
+    # files that only lose lines count too: a PR may delete a public def and nothing else in its file
+    for f in review.changed("python", include_tests=False):
+        if not (f.added or f.removed) or not _api_path(review, f.path):
+            continue
+        tree = review.source.python(f.path)
+        if tree is None:
             continue
         base_tree = review.base_python(f)
-        yield from _param_discard(review, f, tree, base_tree)
+        if f.added:
+            yield from _param_discard(review, f, tree, base_tree)
         if any("getattr(" in t for _, t in f.added):
             yield from _attr_missing(f, tree, base_tree)
         if base_tree is not None:
@@ -757,7 +762,7 @@ def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree:
     head_funcs = qualified_functions(tree)
     base_funcs = qualified_functions(base_tree)
     head_text = review.source.text(f.path) or ""
-    head_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    head_classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     out = []
     for qualname, base in base_funcs.items():
         name = base.name
@@ -772,8 +777,36 @@ def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree:
                 continue  # the whole class went away or moved: out of scope here
             if re.search(rf"\b{re.escape(name)}\s*=", head_text):
                 continue  # re-bound as a class attribute/alias
+            package = next((p for p in f.path.split("/") if p not in SOURCE_ROOTS), "")
+            if _may_inherit(tree, head_classes[cls], name, package):
+                continue  # the override went; a base the tree does not hold may still define the method
         out.append(_GoneDef(f, tree, qualname, base, _renamed_to(base, head_funcs, base_funcs, qualname)))
     return out
+
+
+SOURCE_ROOTS = ("src", "python", "lib")  # directories a package's path may start with, above its import name
+
+
+def _may_inherit(tree: ast.Module, cls: ast.ClassDef, name: str, package: str, seen: frozenset[str] = frozenset()) -> bool:
+    """Whether `cls` may still have method `name` from a base: a base class of this module that defines it
+    (or inherits it), or a base from outside the project (`cutlass.pipeline.PipelineTmaAsync`), whose methods
+    the tree does not show. A base the project defines elsewhere is the word search's to decide (a def of
+    that name anywhere in the tree keeps the removal quiet)."""
+    local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    for base in cls.bases:
+        base_name = dotted_name(base.value if isinstance(base, ast.Subscript) else base)
+        if base_name in ("", "object", "ABC", "abc.ABC", "Generic", "typing.Generic", "Protocol") or base_name in seen:
+            continue
+        if base_name in local:
+            parent = local[base_name]
+            if any(isinstance(s, FUNCTION_TYPES) and s.name == name for s in parent.body) or \
+                    _may_inherit(tree, parent, name, package, seen | {base_name}):
+                return True
+            continue
+        module = _import_binding(tree, cls, base_name.split(".")[0])
+        if module is None or not (module.startswith(".") or module.split(".")[0] == package):
+            return True
+    return False
 
 
 def _removed_defs(review: ReviewInput, gone: list[_GoneDef]) -> Iterable[Finding]:
@@ -860,25 +893,37 @@ def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[st
 def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bool:
     method = "." in g.qualname
     parts = set(g.f.path[:-3].split("/"))
-    if not method and isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-        module = _import_binding(tree, node, node.value.id)
+    owner = dotted_name(node.value) if isinstance(node, ast.Attribute) else ""
+    if not method and owner:
+        root, _, rest = owner.partition(".")
+        module = _import_binding(tree, node, root)
         if module is not None:
-            # `ops.name` where this scope binds `ops` by an import: the import says which module it is
-            # (`from vllm._ipex_ops import ipex_ops as ops` in one method is not `import aiter as ops` in another)
-            return module.startswith(".") or module.split(".")[0] in parts
+            # `ops.name` / `cute.arch.name` where this scope binds the root by an import: the import says
+            # which module it is (`from vllm._ipex_ops import ipex_ops as ops` is not `import aiter as ops`;
+            # `import cutlass.cute as cute` makes `cute.arch` cutlass's, not flash_attn/cute/)
+            return module.startswith(".") or _names_module_of(".".join(filter(None, (module, rest))), g.f.path)
+    if isinstance(node, ast.Name) and any(node.id in local_names(a) for a in index_of(tree).ancestors(node)
+                                          if isinstance(a, (*FUNCTION_TYPES, ast.Lambda))):
+        return False  # a local of that name (`dropout_mask = rng > p`), not the removed module-level def
     if isinstance(node, ast.ImportFrom):
         return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
     if isinstance(node, ast.Attribute):
         if method:
-            owner = dotted_name(node.value)
             cls = g.qualname.split(".")[0]
             # `OtherClass.name` (a capitalised class reference) is another class's method of that name
             if owner and owner[:1].isupper() and "." not in owner and owner != cls:
                 return False
             return not (owner in ("self", "cls") and _foreign_self(tree, node, cls, g.base.name))
-        owner = dotted_name(node.value)
         return bool(owner) and bool(set(owner.split(".")) & parts)
     return not method and hit_path == g.f.path
+
+
+def _names_module_of(module: str, path: str) -> bool:
+    """Whether dotted `module` is the module at `path` or a package above it (`aiter` re-exporting
+    aiter/ops/x.py's names), allowing a source root such as src/ before it."""
+    want = module.split(".")
+    have = [p for p in path[:-3].split("/") if p != "__init__"]
+    return any(have[k:k + len(want)] == want for k in range(min(3, len(have))))
 
 
 def _foreign_self(tree: ast.Module, node: ast.AST, cls: str, name: str) -> bool:

@@ -215,6 +215,34 @@ def innermost_function(func: ast.AST, node: ast.AST) -> ast.AST:
     return func
 
 
+def local_names(func: ast.AST) -> set[str]:
+    """The names a function or lambda binds as its own locals: its parameters and every name it stores,
+    imports or catches in its own body (not in a nested def, class or lambda), less those it declares
+    `global`/`nonlocal`. A read of one of these in `func` is the local, never a module-level def."""
+    args = func.args
+    names = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    declared: set[str] = set()
+    todo = list(func.body) if isinstance(func.body, list) else [func.body]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            declared.update(node.names)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+        if isinstance(node, (*FUNCTION_TYPES, ast.ClassDef)):
+            names.add(node.name)  # binds its name here; its body is its own scope
+            todo.extend(node.decorator_list)
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        todo.extend(children(node))
+    return names - declared
+
+
 def is_module_level(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     """True when no function, class or lambda encloses `node` (module-level `if`/`try` count)."""
     return not any(isinstance(a, SCOPE_TYPES) for a in ancestors(node, parents))
