@@ -151,3 +151,27 @@ def test_walks_read_every_child_on_every_field_shape():
         for child in ast.iter_child_nodes(node):
             if not isinstance(child, ast.expr_context):
                 assert parents[child] is node
+
+
+def test_parents_of_a_level_wider_than_two_byte_counts():
+    t = ast.parse("x = [" + ", ".join(["1"] * 70_000) + "]\n")  # one level of 70,000 constants
+    parents = index_of(t).parents
+    listed = t.body[0].value
+    assert all(parents[c] is listed for c in listed.elts) and parents[listed] is t.body[0]
+
+
+def test_a_def_walked_again_reads_the_same_nodes_and_a_changed_copy_its_own():
+    import copy
+
+    from pr_review.lang.python import walk
+    t = tree()
+    func = next(n for n in ast.walk(t) if isinstance(n, ast.FunctionDef))
+    expected = list(ast.walk(func))
+    for _ in range(2):  # the first walk keeps the nodes, the second reads them
+        assert list(walk(func)) == expected
+    partial = next(n for n in ast.walk(t) if isinstance(n, ast.ClassDef))
+    next(iter(walk(partial)))  # a walk stopped early keeps nothing
+    assert list(walk(partial)) == list(ast.walk(partial))
+    changed = copy.deepcopy(func)
+    changed.body = changed.body[:1]
+    assert list(walk(changed)) == list(ast.walk(changed))

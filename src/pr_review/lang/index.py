@@ -65,11 +65,16 @@ class PythonIndex:
             nodes.extend(level)
             below: list[ast.AST] = []
             push, extend = below.append, below.extend
-            marks = array("I")
+            marks = array("H")  # two bytes a node until a level holds 65,536 nodes
             mark = marks.append
             for node in level:
                 push_children(node, push, extend)
-                mark(len(below))
+                try:
+                    mark(len(below))
+                except OverflowError:
+                    marks = array("I", marks)
+                    mark = marks.append
+                    mark(len(below))
             self._child_marks.append(marks)
             level = below
         return nodes, depth
