@@ -909,6 +909,9 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bo
         return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
     if isinstance(node, ast.Attribute):
         if method:
+            found = _binding_import(tree, node, owner.split(".")[0]) if owner else None
+            if found is not None and isinstance(found[0], ast.Import):
+                return False  # `torch.distributed.broadcast`: a module's function, not a method of this class
             cls = g.qualname.split(".")[0]
             # `OtherClass.name` (a capitalised class reference) is another class's method of that name
             if owner and owner[:1].isupper() and "." not in owner and owner != cls:
@@ -940,9 +943,9 @@ def _foreign_self(tree: ast.Module, node: ast.AST, cls: str, name: str) -> bool:
     return all("." in b or b == "object" for b in bases)
 
 
-def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
-    """The module an import binds `name` to in the innermost scope around `node` that imports it (enclosing
-    functions first, then the module); None when no import binds it there."""
+def _binding_import(tree: ast.Module, node: ast.AST, name: str) -> tuple[ast.Import | ast.ImportFrom, ast.alias] | None:
+    """The import (and its alias) that binds `name` in the innermost scope around `node` that imports it
+    (enclosing functions first, then the module); None when no import binds it there."""
     index = index_of(tree)
     imports = [n for n in index.of_type(ast.Import) + index.of_type(ast.ImportFrom)
                if any((a.asname or a.name.split(".")[0]) == name for a in n.names)]
@@ -951,13 +954,20 @@ def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
     scopes = [a for a in index.ancestors(node) if isinstance(a, (*FUNCTION_TYPES, ast.Lambda))] + [tree]
     for scope in scopes:
         for imp in imports:
-            if index.scope_of(imp) is not scope:
-                continue
-            alias = next(a for a in imp.names if (a.asname or a.name.split(".")[0]) == name)
-            if isinstance(imp, ast.Import):
-                return alias.name if alias.asname else alias.name.split(".")[0]
-            return "." * imp.level + ".".join(filter(None, (imp.module, alias.name)))
+            if index.scope_of(imp) is scope:
+                return imp, next(a for a in imp.names if (a.asname or a.name.split(".")[0]) == name)
     return None
+
+
+def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
+    """The module an import binds `name` to around `node` (`_binding_import`), dotted; None when none does."""
+    found = _binding_import(tree, node, name)
+    if found is None:
+        return None
+    imp, alias = found
+    if isinstance(imp, ast.Import):
+        return alias.name if alias.asname else alias.name.split(".")[0]
+    return "." * imp.level + ".".join(filter(None, (imp.module, alias.name)))
 
 
 ZERO_DEFAULTS = (0, 0.0)
