@@ -375,6 +375,8 @@ def _explain(args: argparse.Namespace) -> int:
     if rule is None:  # a display code is looked up in the chosen profile's numbering
         by_code = [r for r in catalog.rules.values()
                    if r.code_for(profile.name, profile.code_fallback) == args.rule_id]
+        # a rule that refines a concept is shown under the concept's code: the code names the concept
+        by_code = [r for r in by_code if not r.refines] or by_code
         if len(by_code) != 1:
             raise UsageError(f"no rule '{args.rule_id}' in profile {profile.name} (see `pr-review rules`)")
         rule = by_code[0]
