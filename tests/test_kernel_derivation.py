@@ -20,6 +20,9 @@ def _derived(profile: str, path: str, line: str) -> set[str]:
 
 @pytest.mark.parametrize("profile, path, line, rule", [
     ("aiter", "aiter/ops/norm.py", "    return torch.empty_like(x, dtype=dtypes.fp8)", "fake-impl-mismatch"),
+    # any allocation in model/op code (the helpers a forward calls have no telling name)
+    ("atom", "atom/model_ops/attention_mla.py", "        o = torch.empty((num_tokens, self.num_heads, 512), dtype=q.dtype)",
+     "cudagraph-capture-break"),
     ("aiter", "aiter/ops/triton/moe/fused.py", "    out = x.view(-1, 7168)", "magic-constant"),
 ])
 def test_a_gap_now_derives_its_rule(profile, path, line, rule):
@@ -201,7 +204,11 @@ direct_register_custom_op(op_name="attn_res", op_func=_apply_attn_res_op, fake_i
 '''
 
 
-def _forward_family(repo_factory, head: str, path: str = "atom/model_ops/attention_mla.py",
+# outside model_ops/, models/, layers/, attention/, ops/: only the tree can say it is on the forward path
+BACKEND = "atom/plugin/sglang/attention_backend/mla_backend.py"
+
+
+def _forward_family(repo_factory, head: str, path: str = BACKEND,
                     base: str = ATTN) -> list[str] | None:
     """The evidence of the forward-allocation family on an ATOM PR turning `base` into `head` at `path`,
     or None when it did not fire."""
@@ -228,18 +235,18 @@ def test_an_allocation_added_on_the_forward_path_derives_cudagraph_capture_break
     assert ATTN.count(after) == 1
     head = ATTN.replace(after, after + added)
     n = _line(head, added.strip())
-    assert _forward_family(repo_factory, head) == [f"atom/model_ops/attention_mla.py:{n}: {added.strip()}"]
+    assert _forward_family(repo_factory, head) == [f"{BACKEND}:{n}: {added.strip()}"]
 
 
 @pytest.mark.parametrize("old, new, path", [
     # an allocation in __init__ (a buffer made once, before any capture) or in weight loading
     ('        self.register_buffer("workspace", torch.zeros(1024))',
-     '        self.register_buffer("workspace", torch.zeros(2048))', "atom/model_ops/attention_mla.py"),
-    ('        self.scale = scale', '        self.scale = torch.empty_like(scale).copy_(scale)', "atom/model_ops/attention_mla.py"),
+     '        self.register_buffer("workspace", torch.zeros(2048))', BACKEND),
+    ('        self.scale = scale', '        self.scale = torch.empty_like(scale).copy_(scale)', BACKEND),
     # a fake implementation (named by fake_impl=, traced, never captured)
-    ("    return prefix_sum\n", "    return torch.empty_like(prefix_sum)\n", "atom/model_ops/attention_mla.py"),
+    ("    return prefix_sum\n", "    return torch.empty_like(prefix_sum)\n", BACKEND),
     # an edit on the forward path that allocates nothing
-    ("        o = self.o_proj(q)", "        o = self.o_proj(q).contiguous()", "atom/model_ops/attention_mla.py"),
+    ("        o = self.o_proj(q)", "        o = self.o_proj(q).contiguous()", BACKEND),
     # a test's forward
     ("        num_tokens = q.shape[0]", "        num_tokens = torch.empty(q.shape[0])", "tests/test_attention_mla.py"),
 ])
