@@ -57,43 +57,46 @@ def path_dropped(review: ReviewInput) -> Iterable[Finding]:
 
 
 def _path_dropped(review: ReviewInput, f: ChangedFile, tree: ast.Module) -> Iterable[Finding]:
-    sites = _sites_by_callee(tree)
-    if not sites:
-        return
-    added = f.added_lines
-    dead_cache: dict[ast.AST, dict[str, int]] = {}
     notes: list[tuple[int, str]] | None = None
     reported: set[int] = set()
-    for key, calls in sites.items():
-        for a in calls:
-            for slot, value in _name_arguments(a.call):
-                for b in calls:
-                    if b.func is a.func or id(b.call) in reported or not _related(key, a, b, tree):
-                        continue
-                    if any(isinstance(x, ast.Starred) for x in b.call.args) or any(k.arg is None for k in b.call.keywords):
-                        continue  # B forwards a catch-all: what it passes cannot be told
-                    dead = dead_cache.get(b.func)
-                    if dead is None:
-                        dead = dead_cache[b.func] = _dead_bindings(tree, b.func)
-                    bound_at = dead.get(value.id)
-                    if bound_at is None:
-                        continue
-                    if not ({value.lineno, bound_at} | set(node_lines(b.call))) & added:
-                        continue  # the PR changed neither path
-                    callee = _resolve(review, f.path, tree, key, b)
-                    if callee is None:
-                        continue
-                    param = _param_for(callee.func, slot)
-                    if param is None or param not in _defaults(callee.func) or _passes(b.call, callee.func, param) is not False:
-                        continue
-                    if not _loads(callee.func, param):
-                        continue  # the callee ignores it: dropping it changes nothing
-                    if notes is None:
-                        notes = comments(review.source.text(f.path) or "")
-                    if _documented(b.func, notes, {value.id, param}):
-                        continue
-                    reported.add(id(b.call))
-                    yield _finding(f.path, key, a, b, value, param, bound_at, callee)
+    for key, a, slot, value, b, bound_at in _candidates(tree, f.added_lines):
+        if id(b.call) in reported or not _related(review, f.path, tree, key, a, b):
+            continue
+        callee = _resolve(review, f.path, tree, key, b)
+        if callee is None:
+            continue
+        param = _param_for(callee.func, slot)
+        if param is None or param not in _defaults(callee.func) or _passes(b.call, callee.func, param) is not False:
+            continue
+        if not _loads(callee.func, param):
+            continue  # the callee ignores it: dropping it changes nothing
+        if notes is None:
+            notes = comments(review.source.text(f.path) or "")
+        if _documented(b.func, notes, {value.id, param}):
+            continue
+        reported.add(id(b.call))
+        yield _finding(f.path, key, a, b, value, param, bound_at, callee)
+
+
+def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site, Slot, ast.Name, _Site, int]]:
+    """Call A passing local `value` in `slot`, call B of the same callee in another function that binds
+    `value` and never reads it, B forwarding no catch-all, and the PR touching A's argument, B or the binding."""
+    dead: dict[ast.AST, dict[str, int]] = {}
+    for key, calls in _sites_by_callee(tree).items():
+        for b in calls:
+            if any(isinstance(x, ast.Starred) for x in b.call.args) or any(k.arg is None for k in b.call.keywords):
+                continue  # B forwards a catch-all: what it passes cannot be told
+            if b.func not in dead:
+                dead[b.func] = _dead_bindings(tree, b.func)
+            if not dead[b.func]:
+                continue
+            for a in calls:
+                if a.func is b.func:
+                    continue
+                for slot, value in _name_arguments(a.call):
+                    bound_at = dead[b.func].get(value.id)
+                    if bound_at is not None and ({value.lineno, bound_at} | set(node_lines(b.call))) & added:
+                        yield key, a, slot, value, b, bound_at
 
 
 def _sites_by_callee(tree: ast.Module) -> dict[str, list[_Site]]:
@@ -125,29 +128,15 @@ def _name_arguments(call: ast.Call) -> Iterable[tuple[Slot, ast.Name]]:
             yield kw.arg, kw.value
 
 
-def _related(key: str, a: _Site, b: _Site, tree: ast.Module) -> bool:
-    """`self.x(…)` means one callee only within one class family of the module; any other name means the
-    same callee throughout the module."""
+def _related(review: ReviewInput, path: str, tree: ast.Module, key: str, a: _Site, b: _Site) -> bool:
+    """`self.x(…)` means one callee only within one class family (a class and the bases the tree defines); any
+    other name means the same callee throughout the module."""
     if not key.startswith("self."):
         return True
     if a.cls is None or b.cls is None:
         return False
-    return a.cls is b.cls or _inherits(tree, a.cls, b.cls.name) or _inherits(tree, b.cls, a.cls.name)
-
-
-def _inherits(tree: ast.Module, cls: ast.ClassDef, name: str, depth: int = 0) -> bool:
-    for base in cls.bases:
-        base_name = dotted_name(base)
-        if base_name == name:
-            return True
-        parent = _top_class(tree, base_name)
-        if parent is not None and parent is not cls and depth < 8 and _inherits(tree, parent, name, depth + 1):
-            return True
-    return False
-
-
-def _top_class(tree: ast.Module, name: str) -> ast.ClassDef | None:
-    return next((s for s in tree.body if isinstance(s, ast.ClassDef) and s.name == name), None)
+    return any(a.cls is m.node for m in _family(review, ClassAt(path, tree, b.cls))) or \
+        any(b.cls is m.node for m in _family(review, ClassAt(path, tree, a.cls)))
 
 
 def _dead_bindings(tree: ast.Module, func: Func) -> dict[str, int]:
