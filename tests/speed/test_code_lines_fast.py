@@ -106,3 +106,39 @@ def test_code_lines_takes_the_fast_path_only_when_asked():
     text = "x = 1  # one\n"
     tree = ast.parse(text)
     assert code_lines(text, "python", tree, {1}) == code_lines(text, "python", tree) == {1: "x = 1"}
+
+
+@pytest.mark.parametrize("text", [
+    "import os  # a comment\nx = 1\n# a comment line\n",
+    'URL = "http://x/"  # after a string\ncafé = "é"  # non-ASCII before it\n',
+    "def f(x):\n    return x  #   trailing   \n#\n##  doubled\n",
+    'x = 1\ny = "#"  # a # in a string comes first\n',
+    'PARTS = ("a"  # between two parts of one string\n         "b")\n',
+    '"""Docstring # not a comment."""\n',
+    "x = 1\x0c  # a form feed\n",
+    "no_comment = True\n",
+])
+def test_comments_read_from_the_tree_are_the_tokenizers_or_defer_to_it(text):
+    from pr_review.lang.code_lines import python_comments
+    from pr_review.lang.python import comments
+
+    fast = python_comments(text, ast.parse(text))
+    if '"#"' in text or "between two parts" in text or "Docstring" in text or "\x0c" in text:
+        assert fast is None  # a `#` inside a literal's span, or a break the parser does not count
+    else:
+        assert fast == comments(text)
+
+
+def test_comments_of_whole_files_of_this_repository_agree():
+    from pr_review.lang.code_lines import python_comments
+    from pr_review.lang.python import comments
+
+    root = Path(__file__).resolve().parents[2] / "src" / "pr_review"
+    decided = 0
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        fast = python_comments(text, ast.parse(text))
+        if fast is not None:
+            assert fast == comments(text), path
+            decided += 1
+    assert decided > 20

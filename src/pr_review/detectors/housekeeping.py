@@ -6,6 +6,7 @@ import re
 from typing import Iterable
 
 from ..lang import cpp
+from ..lang.code_lines import python_comments
 from ..lang.index import index_of
 from ..lang.python import comments, dotted_name, is_module_level, string_constants, walk
 from ..lang.regex import lazy_re
@@ -116,7 +117,8 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         lines = text.splitlines()
         vendored = f.is_new and bool(VENDORED.search("\n".join(lines[:25])))
-        for first, last, note in _notes(f.language, text):
+        tree = review.source.python(f.path) if f.language == "python" else None
+        for first, last, note in _notes(f.language, text, tree):
             if first not in added or vendored:
                 continue  # a note of a file copied in from another project is upstream's, not this PR's
             if _norm(lines[first - 1]) in removed_texts or any(_norm(note.split("\n")[0]) in t for t in removed_texts):
@@ -126,10 +128,8 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
             if _rejected_below(lines, last, f.language):
                 continue  # the next statement refuses the unsupported case: it fails loudly, as the action asks
             pending.append((f.path, first, last, note))
-        if f.language == "python":
-            tree = review.source.python(f.path)
-            if tree is not None:
-                pending.append(list(_stub_bodies(review, f.path, tree, added, lines)))
+        if tree is not None:
+            pending.append(list(_stub_bodies(review, f.path, tree, added, lines)))
     searched = [_searched(item[3]) for item in pending if isinstance(item, tuple)]
     on_base = review.source.grep_fixed([s for s in searched if s], "base")
     for item in pending:
@@ -151,11 +151,14 @@ def incomplete_code(review: ReviewInput) -> Iterable[Finding]:
         )
 
 
-def _notes(language: str, text: str) -> list[tuple[int, int, str]]:
+def _notes(language: str, text: str, tree: ast.Module | None = None) -> list[tuple[int, int, str]]:
     """(first line, last line, whole note) for each TODO/FIXME/XXX/HACK comment, with the comment lines
-    that continue it: a note is quoted whole, since its second line is often the one that matters."""
+    that continue it: a note is quoted whole, since its second line is often the one that matters.
+    `tree`: the text's parsed module, from which the comments are read without tokenizing when it can."""
     if language == "python":
-        raw = comments(text)
+        raw = (python_comments(text, tree) if tree is not None else None)
+        if raw is None:
+            raw = comments(text)
         by_line = dict(raw)
         code_lines = text.splitlines()
         out = []

@@ -99,16 +99,7 @@ def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dic
                 lo, hi = spans
                 docs.setdefault(row, []).append((lo if row == first.lineno else 0, hi if row == end else None))
     hashed = {n for n in wanted if 0 < n <= len(lines) and "#" in lines[n - 1]}
-    strings: dict[int, list[tuple[int, float]]] = {}  # row → byte spans of string literals (AST columns are bytes)
-    if hashed:
-        for node in index.of_type(ast.Constant) + index.of_type(ast.JoinedStr):
-            if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
-                continue
-            end = node.end_lineno or node.lineno
-            for row in hashed.intersection(range(node.lineno, end + 1)):
-                strings.setdefault(row, []).append((node.col_offset if row == node.lineno else 0,
-                                                    node.end_col_offset if row == end and node.end_col_offset is not None
-                                                    else float("inf")))
+    strings = _string_spans(index, hashed) if hashed else {}
     out = {}
     for n in wanted:
         if not 0 < n <= len(lines):
@@ -128,6 +119,44 @@ def _python_without_tokens(text: str, tree: ast.Module, wanted: set[int]) -> dic
         code = line.rstrip()
         if code.strip():
             out[n] = code
+    return out
+
+
+def _string_spans(index, rows: set[int]) -> dict[int, list[tuple[int, float]]]:
+    """Per row of `rows`, the byte spans (AST columns are bytes) string literals cover on it."""
+    strings: dict[int, list[tuple[int, float]]] = {}
+    for node in index.of_type(ast.Constant) + index.of_type(ast.JoinedStr):
+        if isinstance(node, ast.Constant) and not isinstance(node.value, (str, bytes)):
+            continue
+        end = node.end_lineno or node.lineno
+        for row in rows.intersection(range(node.lineno, end + 1)):
+            strings.setdefault(row, []).append((node.col_offset if row == node.lineno else 0,
+                                                node.end_col_offset if row == end and node.end_col_offset is not None
+                                                else float("inf")))
+    return strings
+
+
+def python_comments(text: str, tree: ast.Module) -> list[tuple[int, str]] | None:
+    """`lang.python.comments(text)` read from the parsed tree instead of the tokenizer: outside a string
+    literal a `#` starts a comment that runs to the end of its line. None when only tokenizing can tell
+    (a `#` inside a literal's span, which may lie between implicitly concatenated pieces; line breaks the
+    parser does not count)."""
+    if OTHER_BREAKS.search(text):
+        return None
+    lines = text.splitlines()
+    hashed = {n for n, line in enumerate(lines, 1) if "#" in line}
+    strings = _string_spans(index_of(tree), hashed) if hashed else {}
+    out = []
+    for n in sorted(hashed):
+        line = lines[n - 1]
+        cut = line.index("#")
+        try:
+            at = len(line[:cut].encode("utf-8"))
+        except UnicodeEncodeError:
+            return None
+        if any(lo <= at < hi for lo, hi in strings.get(n, ())):
+            return None
+        out.append((n, line[cut:].lstrip("#").strip()))
     return out
 
 
