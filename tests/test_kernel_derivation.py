@@ -97,15 +97,20 @@ def build_connector_meta(q):
 '''
 
 
-def _fake_family(repo_factory, head: str, path: str = "aiter/ops/mha.py", base: str = MHA) -> list[str] | None:
-    """The evidence of the fake-impl-edited family on a PR turning `base` into `head` at `path`, or None
-    when it did not fire (and then fake-impl-mismatch is not called for by it)."""
-    repo = repo_factory({"aiter/__init__.py": "", path: base}, {path: head})
-    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
-    item = next((i for i in report.checklist if i.rule == "fake-impl-mismatch"), None)
-    if item is None or "fake-impl-edited" not in item.families:
+def _family_evidence(repo_factory, profile: str, rule: str, family: str, base: str, head: str,
+                     path: str) -> list[str] | None:
+    """The evidence with which `family` calls for `rule` on a PR turning `base` into `head` at `path`, or
+    None when it did not fire (and then `rule` is not called for by it)."""
+    repo = repo_factory({f"{profile}/__init__.py": "", path: base}, {path: head})
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile=profile))
+    item = next((i for i in report.checklist if i.rule == rule), None)
+    if item is None or family not in item.families:
         return None
     return item.derived_by
+
+
+def _fake_family(repo_factory, head: str, path: str = "aiter/ops/mha.py", base: str = MHA) -> list[str] | None:
+    return _family_evidence(repo_factory, "aiter", "fake-impl-mismatch", "fake-impl-edited", base, head, path)
 
 
 def _line(text: str, needle: str) -> int:
@@ -208,16 +213,8 @@ direct_register_custom_op(op_name="attn_res", op_func=_apply_attn_res_op, fake_i
 BACKEND = "atom/plugin/sglang/attention_backend/mla_backend.py"
 
 
-def _forward_family(repo_factory, head: str, path: str = BACKEND,
-                    base: str = ATTN) -> list[str] | None:
-    """The evidence of the forward-allocation family on an ATOM PR turning `base` into `head` at `path`,
-    or None when it did not fire."""
-    repo = repo_factory({"atom/__init__.py": "", path: base}, {path: head})
-    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="atom"))
-    item = next((i for i in report.checklist if i.rule == "cudagraph-capture-break"), None)
-    if item is None or "forward-allocation" not in item.families:
-        return None
-    return item.derived_by
+def _forward_family(repo_factory, head: str, path: str = BACKEND, base: str = ATTN) -> list[str] | None:
+    return _family_evidence(repo_factory, "atom", "cudagraph-capture-break", "forward-allocation", base, head, path)
 
 
 @pytest.mark.parametrize("after, added", [
