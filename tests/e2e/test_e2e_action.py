@@ -13,6 +13,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -74,12 +75,14 @@ class ActionResult:
 
 
 def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dict[str, Any], workspace: Path,
-               api_url: str, tmp: Path, skip_install: bool = True, env: dict[str, str] | None = None) -> ActionResult:
-    meta = yaml.safe_load((ROOT / "action.yml").read_text())
+               api_url: str, tmp: Path, skip_install: bool = True, env: dict[str, str] | None = None,
+               action_path: Path = ROOT, until: str | None = None) -> ActionResult:
+    """The action's steps in order (up to the step whose id is `until`), from its copy at `action_path`."""
+    meta = yaml.safe_load((action_path / "action.yml").read_text())
     assert meta["runs"]["using"] == "composite"
     unknown = set(with_) - set(meta["inputs"])
     assert not unknown, f"the action has no input {unknown}"
-    github = {"token": token, "action_path": str(ROOT), "action_ref": ""}  # `uses: ./` has no ref
+    github = {"token": token, "action_path": str(action_path), "action_ref": ""}  # `uses: ./` has no ref
     inputs = {name: spec.get("default", "") for name, spec in meta["inputs"].items()}
     inputs = {name: substitute(str(value), {"github": github}) for name, value in inputs.items()} | with_
     steps: dict[str, dict[str, dict[str, str]]] = {}
@@ -89,7 +92,7 @@ def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dic
         "LANG": "C.UTF-8", "CI": "true", "GITHUB_ACTIONS": "true", "GITHUB_EVENT_NAME": event_name,
         "GITHUB_EVENT_PATH": str(tmp / "event.json"), "GITHUB_REPOSITORY": "acme/kernels",
         "GITHUB_API_URL": api_url, "GITHUB_SERVER_URL": "https://github.test", "GITHUB_WORKSPACE": str(workspace),
-        "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(tmp / "runner-temp"), "RUNNER_OS": "Linux",
+        "GITHUB_ACTION_PATH": str(action_path), "RUNNER_TEMP": str(tmp / "runner-temp"), "RUNNER_OS": "Linux",
         "RUNNER_ARCH": "X64", **({"PR_REVIEW_SKIP_INSTALL": "true"} if skip_install else {}), **(env or {}),
     }
     (tmp / "runner-temp").mkdir(exist_ok=True)
@@ -117,7 +120,10 @@ def run_action(*, with_: dict[str, str], token: str, event_name: str, event: dic
         if "id" in step:
             steps[step["id"]] = {"outputs": gh_support.parse_outputs(files["GITHUB_OUTPUT"].read_text())}
         summary += files["GITHUB_STEP_SUMMARY"].read_text()
-    outputs = {name: substitute(spec["value"], {"steps": steps}) for name, spec in meta["outputs"].items()}
+        if until is not None and step.get("id") == until:
+            break
+    outputs = {} if until is not None else {  # the action's outputs read the review step's
+        name: substitute(spec["value"], {"steps": steps}) for name, spec in meta["outputs"].items()}
     return ActionResult(results, outputs, summary)
 
 
@@ -218,6 +224,52 @@ def test_a_cached_environment_is_reused_without_pip(upstream, fake, tmp_path: Pa
     assert Path(purelib, "pr_review_action.pth").read_text().strip() == str(ROOT / "src")
     report = json.loads(Path(result.outputs["report-path"]).read_text())
     assert result.outputs["verdict"] == report["verdict"] and len(fake.check_runs) == 1
+
+
+def _action_copy(root: Path) -> Path:
+    """A runner's copy of the action: its own files, no byte code, and a lock that installs nothing (pip runs
+    offline); the dependencies reach the environment through the stand-in for python3 below."""
+    shutil.copytree(ROOT / "src" / "pr_review", root / "src" / "pr_review", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "rules", root / "rules")
+    (root / "requirements").mkdir()
+    (root / "requirements" / "action.lock").write_text("# this test's environment installs nothing\n")
+    shutil.copy(ROOT / "action.yml", root / "action.yml")
+    return root
+
+
+def _python3_whose_venvs_see_the_test_dependencies(bin_dir: Path) -> Path:
+    """A directory holding `python3`: this interpreter, and an environment it creates (`python3 -m venv DIR`)
+    gets a .pth naming this interpreter's site-packages, as if pip had installed the lock there."""
+    bin_dir.mkdir()
+    wrapper = bin_dir / "python3"
+    pth = "import sys, sysconfig; open(sysconfig.get_path('purelib') + '/test_dependencies.pth', 'w').write(sys.argv[1])"
+    wrapper.write_text(f'#!/bin/sh\n"{sys.executable}" "$@" || exit $?\n'
+                       f'if [ "$1" = "-m" ] && [ "$2" = "venv" ]; then\n'
+                       f'  "$3/bin/python" -c "{pth}" "{sysconfig.get_path("purelib")}"\nfi\n')
+    wrapper.chmod(0o755)
+    return bin_dir
+
+
+def test_no_module_of_the_checkout_is_imported(upstream, fake, tmp_path: Path) -> None:
+    """`python -`, `-c` and `-m` put the working directory first on sys.path; the steps run Python elsewhere, so
+    modules a PR adds at its root (named like what the steps import) are never imported."""
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    ran = tmp_path / "checkout-code-ran"
+    payload = f"open({str(ran)!r}, 'a').write(__name__ + '\\n')\n"
+    for module in ("hashlib.py", "platform.py", "sysconfig.py", "venv/__init__.py", "venv/__main__.py",
+                   "pip/__init__.py", "pip/__main__.py", "compileall.py", "actions_toolkit.py",
+                   "pr_review/__init__.py", "pr_review/github/__init__.py", "pr_review/github/action_main.py"):
+        (workspace / module).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / module).write_text(payload)
+    action = _action_copy(tmp_path / "action")
+    path = os.pathsep.join([str(_python3_whose_venvs_see_the_test_dependencies(tmp_path / "bin")),
+                            str(Path(sys.executable).parent), os.environ["PATH"]])
+    for skip_install in (False, True):  # a cold install, then a python3 that may already import pr_review
+        result = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                            workspace=workspace, api_url=fake.url, tmp=tmp_path, skip_install=skip_install,
+                            env={"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PATH": path}, action_path=action)
+        assert not ran.exists(), ran.read_text()
+        assert result.outputs["verdict"] == json.loads(Path(result.outputs["report-path"]).read_text())["verdict"]
 
 
 def test_workflow_dispatch_of_an_old_merged_pr(upstream, fake, tmp_path: Path) -> None:
