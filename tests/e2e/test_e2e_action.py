@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import marshal
 import os
 import re
 import shutil
@@ -248,6 +249,68 @@ def _python3_whose_venvs_see_the_test_dependencies(bin_dir: Path) -> Path:
                        f'  "$3/bin/python" -c "{pth}" "{sysconfig.get_path("purelib")}"\nfi\n')
     wrapper.chmod(0o755)
     return bin_dir
+
+
+def _byte_code(tree: Path) -> dict[str, bytes]:
+    return {str(path.relative_to(tree)): path.read_bytes() for path in sorted(tree.rglob("__pycache__/*.pyc"))}
+
+
+def _pyc(source: Path) -> Path:
+    return Path(importlib.util.cache_from_source(str(source)))
+
+
+CHECKED_HASH = 0b11  # the flags word of a pyc's header: validated by the source's hash, not its mtime
+
+
+def test_the_environment_carries_checked_byte_code_and_the_parsed_shipped_rules(upstream, fake, tmp_path: Path) -> None:
+    """A cold install compiles the action's code (checked-hash) and parses its rules into the environment that
+    actions/cache saves; the next job's fresh copy of the action gets that byte code back, and a module changed
+    since is compiled again rather than served stale."""
+    action = _action_copy(tmp_path / "action")
+    src, venv = action / "src", tmp_path / "runner-temp" / "pr-review-venv"
+    path = os.pathsep.join([str(_python3_whose_venvs_see_the_test_dependencies(tmp_path / "bin")),
+                            str(Path(sys.executable).parent), os.environ["PATH"]])
+    offline = {"PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PATH": path}
+    workspace = gh_upstream.checkout(upstream, tmp_path / "ws", upstream.merge_sha, "refs/remotes/pull/7/merge")
+    first = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                       workspace=workspace, api_url=fake.url, tmp=tmp_path, skip_install=False, env=offline,
+                       action_path=action)
+    assert first.outputs["verdict"] == json.loads(Path(first.outputs["report-path"]).read_text())["verdict"]
+    kept = _byte_code(venv / "pr-review-pycache")
+    assert len(kept) == len(list(src.rglob("*.py")))
+    assert {int.from_bytes(pyc[4:8], "little") for pyc in kept.values()} == {CHECKED_HASH}
+    [shipped] = (venv / "cache" / "pr-review").glob("shipped-*.marshal")
+    assert len(marshal.loads(shipped.read_bytes())) == len(list((action / "rules").rglob("*.yml")))
+    assert not (tmp_path / ".cache").exists()  # HOME's: the review step read the environment's cache instead
+
+    # The next job: a fresh copy of the action (new modification times, no byte code), one module changed since
+    # the environment was cached, and the environment restored by actions/cache.
+    for pycache in list(src.rglob("__pycache__")):
+        shutil.rmtree(pycache)
+    later = time.time() + 3600
+    for file in action.rglob("*"):
+        os.utime(file, (later, later))
+    changed = src / "pr_review" / "rulesdata.py"
+    changed.write_text(changed.read_text() + '\nEDITED_SINCE_THE_CACHE = "yes"\n')
+    second = run_action(with_={}, token="write-token", event_name="pull_request", event=pull_request_event(upstream),
+                        workspace=workspace, api_url=fake.url, tmp=tmp_path, skip_install=False, env=offline,
+                        action_path=action, until="install")
+    assert f"Reusing the cached environment {venv}" in second.log
+    assert _byte_code(src) == kept  # restored, the changed module's stale byte code included
+    assert _pyc(changed).read_bytes()[8:16] != importlib.util.source_hash(changed.read_bytes())
+
+    probe = subprocess.run([str(venv / "bin" / "python"), "-v", "-c",
+                            "import pr_review.github.action_main, pr_review.rulesdata as m; print(m.EDITED_SINCE_THE_CACHE)"],
+                           cwd=tmp_path / "runner-temp", env={"PATH": path, "HOME": str(tmp_path)},
+                           capture_output=True, text=True, timeout=120)
+    assert probe.stdout.strip() == "yes", probe.stderr[-2000:]
+    used = {pyc for pyc in re.findall(r"^# (\S+\.pyc) matches ", probe.stderr, re.M) if pyc.startswith(str(src))}
+    written = set(re.findall(r"^# created '(.+\.pyc)'", probe.stderr, re.M))
+    assert len(used) > 30 and str(_pyc(changed)) not in used
+    assert written == {str(_pyc(changed))}  # only the changed module was compiled, and its byte code follows it
+    fresh = _pyc(changed).read_bytes()
+    assert int.from_bytes(fresh[4:8], "little") == CHECKED_HASH
+    assert fresh[8:16] == importlib.util.source_hash(changed.read_bytes())
 
 
 def test_no_module_of_the_checkout_is_imported(upstream, fake, tmp_path: Path) -> None:
