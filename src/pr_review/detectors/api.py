@@ -22,7 +22,7 @@ from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
     DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, decorated_with, decorator_name, dotted_name, innermost_function,
-    local_names, qualified_functions, touches, walk
+    imported_module_path, local_names, qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -777,8 +777,7 @@ def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree:
                 continue  # the whole class went away or moved: out of scope here
             if re.search(rf"\b{re.escape(name)}\s*=", head_text):
                 continue  # re-bound as a class attribute/alias
-            package = next((p for p in f.path.split("/") if p not in SOURCE_ROOTS), "")
-            if _may_inherit(tree, head_classes[cls], name, package):
+            if _may_inherit(tree, head_classes[cls], name, f.path):
                 continue  # the override went; a base the tree does not hold may still define the method
         out.append(_GoneDef(f, tree, qualname, base, _renamed_to(base, head_funcs, base_funcs, qualname)))
     return out
@@ -787,7 +786,12 @@ def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree:
 SOURCE_ROOTS = ("src", "python", "lib")  # directories a package's path may start with, above its import name
 
 
-def _may_inherit(tree: ast.Module, cls: ast.ClassDef, name: str, package: str, seen: frozenset[str] = frozenset()) -> bool:
+def _package(path: str) -> str:
+    """The top-level package a repository path belongs to (src/liger_kernel/x.py: liger_kernel)."""
+    return next((p for p in path.split("/") if p not in SOURCE_ROOTS), "")
+
+
+def _may_inherit(tree: ast.Module, cls: ast.ClassDef, name: str, path: str, seen: frozenset[str] = frozenset()) -> bool:
     """Whether `cls` may still have method `name` from a base: a base class of this module that defines it
     (or inherits it), or a base from outside the project (`cutlass.pipeline.PipelineTmaAsync`), whose methods
     the tree does not show. A base the project defines elsewhere is the word search's to decide (a def of
@@ -800,11 +804,11 @@ def _may_inherit(tree: ast.Module, cls: ast.ClassDef, name: str, package: str, s
         if base_name in local:
             parent = local[base_name]
             if any(isinstance(s, FUNCTION_TYPES) and s.name == name for s in parent.body) or \
-                    _may_inherit(tree, parent, name, package, seen | {base_name}):
+                    _may_inherit(tree, parent, name, path, seen | {base_name}):
                 return True
             continue
-        module = _import_binding(tree, cls, base_name.split(".")[0])
-        if module is None or not (module.startswith(".") or module.split(".")[0] == package):
+        found = _binding_import(tree, cls, base_name.split(".")[0])
+        if found is None or _package(_module_path(found, path)) != _package(path):
             return True
     return False
 
@@ -896,17 +900,19 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bo
     owner = dotted_name(node.value) if isinstance(node, ast.Attribute) else ""
     if not method and owner:
         root, _, rest = owner.partition(".")
-        module = _import_binding(tree, node, root)
-        if module is not None:
-            # `ops.name` / `cute.arch.name` where this scope binds the root by an import: the import says
-            # which module it is (`from vllm._ipex_ops import ipex_ops as ops` is not `import aiter as ops`;
-            # `import cutlass.cute as cute` makes `cute.arch` cutlass's, not flash_attn/cute/)
-            return module.startswith(".") or _names_module_of(".".join(filter(None, (module, rest))), g.f.path)
+        found = _binding_import(tree, node, root)
+        if found is not None:
+            # `ops.name` / `cute.arch.name` / `tex.name` where this scope binds the root by an import: the
+            # import says which module it is (`from vllm._ipex_ops import ipex_ops as ops` is not `import aiter
+            # as ops`; `import cutlass.cute as cute` makes `cute.arch` cutlass's, not flash_attn/cute/; `from ..
+            # import cpp_extensions as tex` in transformer_engine/pytorch/module/ is not jax/cpp_extensions.py)
+            return _names_module_of("/".join(filter(None, (_module_path(found, hit_path), rest.replace(".", "/")))),
+                                    g.f)
     if isinstance(node, ast.Name) and any(node.id in local_names(a) for a in index_of(tree).ancestors(node)
                                           if isinstance(a, (*FUNCTION_TYPES, ast.Lambda))):
         return False  # a local of that name (`dropout_mask = rng > p`), not the removed module-level def
-    if isinstance(node, ast.ImportFrom):
-        return not method and (hit_path == g.f.path or bool(set((node.module or "").split(".")) & parts) or node.level > 0)
+    if isinstance(node, ast.ImportFrom):  # from the module or a package above it, never a namesake elsewhere
+        return not method and _names_module_of(imported_module_path(hit_path, node), g.f)
     if isinstance(node, ast.Attribute):
         if method:
             found = _binding_import(tree, node, owner.split(".")[0]) if owner else None
@@ -921,12 +927,25 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bo
     return not method and hit_path == g.f.path
 
 
-def _names_module_of(module: str, path: str) -> bool:
-    """Whether dotted `module` is the module at `path` or a package above it (`aiter` re-exporting
+def _names_module_of(module_path: str, f: ChangedFile) -> bool:
+    """Whether the module at `module_path` (a repository path without `.py`) is the changed file's, on the
+    head side or — for a file the PR moved — the base side, or a package above it (`aiter` re-exporting
     aiter/ops/x.py's names), allowing a source root such as src/ before it."""
-    want = module.split(".")
-    have = [p for p in path[:-3].split("/") if p != "__init__"]
-    return any(have[k:k + len(want)] == want for k in range(min(3, len(have))))
+    want = module_path.split("/")
+    for path in filter(None, (f.path, f.old_path)):
+        have = [p for p in path[:-3].split("/") if p != "__init__"]
+        if any(have[k:k + len(want)] == want for k in range(min(3, len(have)))):
+            return True
+    return False
+
+
+def _module_path(found: tuple[ast.Import | ast.ImportFrom, ast.alias], hit_path: str) -> str:
+    """The repository path (without `.py`) of the module an import binds a name to, relative imports
+    resolved against the importing file at `hit_path`."""
+    imp, alias = found
+    if isinstance(imp, ast.Import):
+        return (alias.name if alias.asname else alias.name.split(".")[0]).replace(".", "/")
+    return "/".join(filter(None, (imported_module_path(hit_path, imp), alias.name)))
 
 
 def _foreign_self(tree: ast.Module, node: ast.AST, cls: str, name: str) -> bool:
@@ -957,17 +976,6 @@ def _binding_import(tree: ast.Module, node: ast.AST, name: str) -> tuple[ast.Imp
             if index.scope_of(imp) is scope:
                 return imp, next(a for a in imp.names if (a.asname or a.name.split(".")[0]) == name)
     return None
-
-
-def _import_binding(tree: ast.Module, node: ast.AST, name: str) -> str | None:
-    """The module an import binds `name` to around `node` (`_binding_import`), dotted; None when none does."""
-    found = _binding_import(tree, node, name)
-    if found is None:
-        return None
-    imp, alias = found
-    if isinstance(imp, ast.Import):
-        return alias.name if alias.asname else alias.name.split(".")[0]
-    return "." * imp.level + ".".join(filter(None, (imp.module, alias.name)))
 
 
 ZERO_DEFAULTS = (0, 0.0)
