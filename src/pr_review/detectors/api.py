@@ -83,12 +83,12 @@ NOT_API = lazy_re(r"(^|/)(csrc|torch_ref|reference)/|(^|/)\w*tun(e|ing)\w*\.py$"
 STUB_DECORATORS = {"abstractmethod", "overload", "compile_ops", "abstractproperty", "override_abstract"}
 
 
-def _params(func: Func) -> list[ast.arg]:
+def parameters_of(func: Func) -> list[ast.arg]:
     a = func.args
     return a.posonlyargs + a.args + a.kwonlyargs
 
 
-def _defaults(func: Func) -> dict[str, ast.AST]:
+def defaults_of(func: Func) -> dict[str, ast.AST]:
     a = func.args
     positional = a.posonlyargs + a.args
     out = {arg.arg: d for arg, d in zip(positional[len(positional) - len(a.defaults):], a.defaults)}
@@ -123,7 +123,7 @@ def _cached(func: Func) -> bool:
     return any(decorator_name(d).rsplit(".", 1)[-1] in CACHE_DECORATORS for d in func.decorator_list)
 
 
-def _reads(func: Func) -> tuple[set[str], bool]:
+def names_read(func: Func) -> tuple[set[str], bool]:
     """Names read anywhere in the body (nested scopes included), and whether the body can see its
     arguments dynamically (locals(), vars(), inspect frames)."""
     names: set[str] = set()
@@ -150,7 +150,7 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     for node in _index(tree).classes:
         if node is not cls:
             for item in node.body:
-                if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in {a.arg for a in _params(item)}:
+                if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in {a.arg for a in parameters_of(item)}:
                     return True
     if _patched_at_run_time(review, cls, func):
         return True
@@ -186,7 +186,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
     `forward` takes the parameter mirrors that signature too (the CustomOp convention)."""
     stem = func.name.split("_", 1)[0] if func.name.startswith("forward_") else None
     if stem and any(isinstance(item, FUNCTION_TYPES) and item is not func and (item.name == stem or item.name.startswith(stem + "_"))
-                    and param in {a.arg for a in _params(item)} for item in cls.body):
+                    and param in {a.arg for a in parameters_of(item)} for item in cls.body):
         return True
     defining = {p for p, _, _ in _matching(review, [func.name], _method_pattern(func.name))}
     if len(defining) < 1:
@@ -204,7 +204,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
                 continue
             for item in node.body:
                 if isinstance(item, FUNCTION_TYPES) and item.name == func.name \
-                        and param in {a.arg for a in _params(item)}:
+                        and param in {a.arg for a in parameters_of(item)}:
                     return True
     return False
 
@@ -267,19 +267,19 @@ def _plan_searches(review: ReviewInput) -> None:
     params: set[str] = set()
     methods: dict[str, set[str]] = {}  # method name → new parameters a sibling-protocol check may look for
     for f, tree in review.python_files(include_tests=False):
-        if not _api_path(review, f.path):
+        if not api_path(review, f.path):
             continue
         base_tree = review.base_python(f)
         for sig in _changed_signatures(f, tree, base_tree):
             func = sig.func
             if sig.base is None:
                 continue  # a new function: neither rule asks about its parameters
-            base_params = {a.arg for a in _params(sig.base)}
-            added = [a.arg for a in _params(func) if a.arg not in base_params and a.arg not in ("self", "cls")]
+            base_params = {a.arg for a in parameters_of(sig.base)}
+            added = [a.arg for a in parameters_of(func) if a.arg not in base_params and a.arg not in ("self", "cls")]
             if not added:
                 continue
             cls = _class_of(tree, func)
-            defaults = _defaults(func)
+            defaults = defaults_of(func)
             names.update(target[0] for name in added if name in defaults  # where a new value is handed on
                          for target in _keyword_targets(func, name) or () if target[0])
             decorators = [decorator_name(d).rsplit(".", 1)[-1] for owner in (func, cls) if owner is not None
@@ -293,7 +293,7 @@ def _plan_searches(review: ReviewInput) -> None:
                 names.add(cls.name)
                 names.update(_project_bases(cls))
             else:  # a function's unread parameter that names the output is looked for at its callers
-                reads = _reads(func)[0]
+                reads = names_read(func)[0]
                 params.update(name for name in added if name not in reads and CORRECTNESS_PARAM.search(name))
     names = {n for n in names if n.isidentifier()}
     if len(names) > 1:
@@ -386,7 +386,7 @@ def _import_aliases(tree: ast.Module, names: set[str]) -> dict[str, str]:
             if a.asname and a.name in names}
 
 
-def _passes(call: ast.Call, func: Func, param: str) -> bool | None:
+def passes(call: ast.Call, func: Func, param: str) -> bool | None:
     """Whether `call` passes `param` to `func`: True/False, or None when it cannot tell (*args/**kwargs)."""
     if any(k.arg == param for k in call.keywords):
         return True
@@ -414,7 +414,7 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     gone_defs: list[_GoneDef] = []
     # files that only lose lines count too: a PR may delete a public def and nothing else in its file
     for f in review.changed("python", include_tests=False):
-        if not (f.added or f.removed) or not _api_path(review, f.path):
+        if not (f.added or f.removed) or not api_path(review, f.path):
             continue
         tree = review.source.python(f.path)
         if tree is None:
@@ -435,7 +435,7 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     yield from _removed_defs(review, [g for g in gone_defs if not defs.get(g.base.name)])
 
 
-def _api_path(review: ReviewInput, path: str) -> bool:
+def api_path(review: ReviewInput, path: str) -> bool:
     """Library code whose functions other code calls: not tooling, tests, docs or build-time generators."""
     return review.facts.is_library(path) and not NOT_API.search(path)
 
@@ -444,13 +444,13 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
     func = sig.func
     if _is_stub(func) or _cached(func):
         return []  # a memoised function reads every argument: each one is part of its cache key
-    base_params = {a.arg for a in _params(sig.base)} if sig.base is not None else set()
-    reads, dynamic = _reads(func)
+    base_params = {a.arg for a in parameters_of(sig.base)} if sig.base is not None else set()
+    reads, dynamic = names_read(func)
     if dynamic or (sig.base is not None and _dropped_everything(sig.base)):
         return []  # the base took any argument in a catch-all it never read: naming them drops nothing new
     out = []
     cls = None
-    for arg in _params(func):
+    for arg in parameters_of(func):
         name = arg.arg
         if name in base_params or name in ("self", "cls") or name.startswith("_") or name in reads:
             continue
@@ -479,9 +479,9 @@ def _twin_method_reads(cls: ast.ClassDef, func: Func, param: str) -> bool:
     """Another method of the class takes the same parameters in the same order and reads `param` (fla's
     `chunk_fwd_h_verifier` beside `chunk_fwd_h`): one argument list is handed to both, and the check
     need not look at every argument the implementation uses."""
-    names = [a.arg for a in _params(func)]
-    return any(isinstance(item, FUNCTION_TYPES) and item is not func and [a.arg for a in _params(item)] == names
-               and param in _reads(item)[0] for item in cls.body)
+    names = [a.arg for a in parameters_of(func)]
+    return any(isinstance(item, FUNCTION_TYPES) and item is not func and [a.arg for a in parameters_of(item)] == names
+               and param in names_read(item)[0] for item in cls.body)
 
 
 def _consumed_by_decorator(review: ReviewInput, func: Func, cls: ast.ClassDef | None, param: str) -> bool:
@@ -513,7 +513,7 @@ def _routed_elsewhere(review: ReviewInput, func: Func, param: str, limit: int = 
         other = review.source.python(path)
         for node in index_of(other).nodes if other is not None else ():
             if isinstance(node, FUNCTION_TYPES) and node is not func and node.name == func.name \
-                    and param in {a.arg for a in _params(node)} and param in _reads(node)[0]:
+                    and param in {a.arg for a in parameters_of(node)} and param in names_read(node)[0]:
                 return True
     return False
 
@@ -524,21 +524,21 @@ def _dropped_everything(base: Func) -> bool:
     parameters the PR names in their place are the same arguments, not new ones some receiver ignores.
     A catch-all the base forwarded (`g(**kwargs)`) is read, and a parameter taken out of it is a new drop."""
     catch_all = [a.arg for a in (base.args.vararg, base.args.kwarg) if a is not None]
-    return bool(catch_all) and not _is_stub(base) and not set(catch_all) & _reads(base)[0]
+    return bool(catch_all) and not _is_stub(base) and not set(catch_all) & names_read(base)[0]
 
 
 def _renamed_unread(base: Func, func: Func, name: str) -> bool:
     """A parameter of the base the head no longer has, with the same default, that the base body never read
     either (fla's `transpose_state_layout=False` → `state_v_first=False` in a verifier that checks neither,
     moved to another position): a rename of a value that was already dropped, not a new drop."""
-    new_default = _defaults(func).get(name)
+    new_default = defaults_of(func).get(name)
     if new_default is None:
         return False
-    head_names = {a.arg for a in _params(func)}
-    base_reads = _reads(base)[0]
-    old_defaults = _defaults(base)
+    head_names = {a.arg for a in parameters_of(func)}
+    base_reads = names_read(base)[0]
+    old_defaults = defaults_of(base)
     return any(a.arg not in head_names and a.arg not in base_reads and a.arg in old_defaults
-               and ast.dump(old_defaults[a.arg]) == ast.dump(new_default) for a in _params(base))
+               and ast.dump(old_defaults[a.arg]) == ast.dump(new_default) for a in parameters_of(base))
 
 
 def _unread_params(tree: ast.Module | None) -> set[str]:
@@ -549,9 +549,9 @@ def _unread_params(tree: ast.Module | None) -> set[str]:
         return out
     for func in index_of(tree).nodes:
         if isinstance(func, FUNCTION_TYPES) and not _is_stub(func):
-            reads, dynamic = _reads(func)
+            reads, dynamic = names_read(func)
             if not dynamic:
-                out.update(a.arg for a in _params(func) if a.arg not in reads)
+                out.update(a.arg for a in parameters_of(func) if a.arg not in reads)
     return out
 
 
@@ -596,8 +596,8 @@ def _signature_replaced(sig: _Sig) -> bool:
     """No parameter of the base `def` survives in the head (`_swizzle_mxfp4(quant_tensor, scale)` became
     `_swizzle_mxfp4(w1, w1_scale, w2, …, w_dtype)`): a new function under an old name, not an API that
     gained a parameter some receiver drops. A base with no parameters (beyond self/cls) is extended, not replaced."""
-    old = {a.arg for a in _params(sig.base)} - {"self", "cls"}
-    return bool(old) and not old & {a.arg for a in _params(sig.func)}
+    old = {a.arg for a in parameters_of(sig.base)} - {"self", "cls"}
+    return bool(old) and not old & {a.arg for a in parameters_of(sig.func)}
 
 
 def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) -> bool:
@@ -606,7 +606,7 @@ def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) ->
     files are pre-filtered by a grep for the parameter's keyword, then read from the shared parse cache."""
     naming = set(review.source.grep_words([param])[param])
     calls, _ = _callers(review, {func.name}, max_files=30)
-    return any(_passes(c.node, func, param) is not False for c in calls.get(func.name, [])
+    return any(passes(c.node, func, param) is not False for c in calls.get(func.name, [])
                if c.path in naming or any(isinstance(a, ast.Starred) for a in c.node.args)
                or any(k.arg is None for k in c.node.keywords) or len(c.node.args) > 1)
 
@@ -664,7 +664,7 @@ def _param_removals(f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> 
             continue
         if func.args.kwarg is not None:
             continue  # **kwargs still accepts the old keyword
-        gone = [a.arg for a in _params(base) if a.arg not in {p.arg for p in _params(func)} and a.arg not in ("self", "cls")]
+        gone = [a.arg for a in parameters_of(base) if a.arg not in {p.arg for p in parameters_of(func)} and a.arg not in ("self", "cls")]
         if gone:
             cls = _class_of(tree, func)
             callee = cls.name if func.name == "__init__" and cls else func.name
@@ -850,11 +850,11 @@ def _anchor_line(f: ChangedFile, tree: ast.Module, base: Func) -> int:
 
 def _renamed_to(base: Func, head_funcs: dict[str, Func], base_funcs: dict[str, Func], qualname: str) -> str | None:
     prefix = qualname.rsplit(".", 1)[0] + "." if "." in qualname else ""
-    params = [a.arg for a in _params(base)]
+    params = [a.arg for a in parameters_of(base)]
     for q, func in head_funcs.items():
         if q in base_funcs or not q.startswith(prefix) or q.count(".") != qualname.count("."):
             continue
-        if [a.arg for a in _params(func)] == params and params:
+        if [a.arg for a in parameters_of(func)] == params and params:
             return func.name
     return None
 
@@ -1151,7 +1151,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
     wanted: list[tuple[ChangedFile, _Sig, str, list[tuple[ast.arg, str]]]] = []
     dropped_findings: list[Finding] = []
     for f, tree in review.python_files(include_tests=False):
-        if not _api_path(review, f.path):
+        if not api_path(review, f.path):
             continue
         base_tree = review.base_python(f)
         if base_tree is None:
@@ -1170,15 +1170,15 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             callee = cls.name if func.name == "__init__" and cls else func.name
             if callee in UNTRACEABLE:
                 continue
-            base_params = {a.arg for a in _params(sig.base)}
+            base_params = {a.arg for a in parameters_of(sig.base)}
             if cls is not None and any(_method_signature_shared(review, tree, cls, func, a.arg)
-                                       for a in _params(func) if a.arg not in base_params):
+                                       for a in parameters_of(func) if a.arg not in base_params):
                 continue  # a hook whose signature a base class or framework interface dictates
-            defaults = _defaults(func)
+            defaults = defaults_of(func)
             discarded = {a.arg for a in _discarded(review, tree, sig)}
             source = review.source.segment(func, f.path) or ""
             new = []
-            for arg in _params(func):
+            for arg in parameters_of(func):
                 if arg.arg in base_params or arg.arg not in defaults or arg.arg in discarded or arg.arg.startswith("_"):
                     continue
                 if arg.lineno not in f.added_lines or _compat_param(source, arg.arg):
@@ -1220,7 +1220,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             continue  # also referenced without a call (alias, callback, registry): some callers are unknown
         sites = calls.get(callee, [])
         dead = [(arg, default) for arg, default in new
-                if all(_passes(c.node, sig.func, arg.arg) is False for c in sites)]
+                if all(passes(c.node, sig.func, arg.arg) is False for c in sites)]
         if not dead:
             continue
         shown = ", ".join(f"`{a.arg}={d}`" for a, d in dead)
@@ -1244,11 +1244,11 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
 
 def _renamed_in_place(base: Func, func: Func, name: str) -> bool:
     """The parameter sits where a base parameter the head no longer has sat, with the same default: a rename."""
-    head_params, base_params = _params(func), _params(base)
+    head_params, base_params = parameters_of(func), parameters_of(base)
     at = next(i for i, a in enumerate(head_params) if a.arg == name)
     if at >= len(base_params) or base_params[at].arg in {a.arg for a in head_params}:
         return False
-    old_default, new_default = _defaults(base).get(base_params[at].arg), _defaults(func).get(name)
+    old_default, new_default = defaults_of(base).get(base_params[at].arg), defaults_of(func).get(name)
     return old_default is not None and new_default is not None and ast.dump(old_default) == ast.dump(new_default)
 
 
@@ -1338,9 +1338,9 @@ def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> 
     tree = review.source.python(hits[0][0])
     func = next((n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == callee), None) \
         if tree is not None else None
-    if func is None or _is_stub(func) or _cached(func) or param not in {a.arg for a in _params(func)}:
+    if func is None or _is_stub(func) or _cached(func) or param not in {a.arg for a in parameters_of(func)}:
         return False  # a memoised callee keys its result on every argument
-    reads, dynamic = _reads(func)
+    reads, dynamic = names_read(func)
     return not dynamic and param not in reads and func.args.kwarg is None
 
 

@@ -65,7 +65,7 @@ def _top_class(tree: ast.Module, name: str) -> ast.ClassDef | None:
     return found[-1] if found else None
 
 
-def _resolve_base(review: ReviewInput, at: ClassAt, name: str) -> ClassAt | None:
+def resolve_base(review: ReviewInput, at: ClassAt, name: str) -> ClassAt | None:
     """The class a base name denotes: one defined at the top of the same module, or imported by name from a
     module of the repository; None for anything else (a dotted base, a third-party class)."""
     if "." in name:
@@ -95,7 +95,7 @@ def _bound_in_family(review: ReviewInput, at: ClassAt, depth: int = 0) -> set[st
         name = dotted_name(base.value if isinstance(base, ast.Subscript) else base)
         if name.rsplit(".", 1)[-1] in MARKER_BASES:
             continue
-        parent = _resolve_base(review, at, name)
+        parent = resolve_base(review, at, name)
         inherited = _bound_in_family(review, parent, depth + 1) if parent is not None else None
         if inherited is None:
             return None

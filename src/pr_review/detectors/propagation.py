@@ -27,8 +27,8 @@ from ..lang.index import index_of
 from ..lang.python import FUNCTION_TYPES, comments, dotted_name, imported_module_path, node_lines, walk
 from ..model import Evidence, Finding
 from . import detector
-from .api import _api_path, _defaults, _params, _passes, _reads
-from .attributes import ClassAt, _resolve_base
+from .api import api_path, defaults_of, parameters_of, passes, names_read
+from .attributes import ClassAt, resolve_base
 from .base import ReviewInput
 
 Func = ast.FunctionDef | ast.AsyncFunctionDef
@@ -52,7 +52,7 @@ class _Callee:
 @detector("api-propagation-incomplete")
 def path_dropped(review: ReviewInput) -> Iterable[Finding]:
     for f, tree in review.python_files(include_tests=False):
-        if _api_path(review, f.path):
+        if api_path(review, f.path):
             yield from _path_dropped(review, f, tree)
 
 
@@ -66,7 +66,7 @@ def _path_dropped(review: ReviewInput, f: ChangedFile, tree: ast.Module) -> Iter
         if callee is None:
             continue
         param = _param_for(callee.func, slot)
-        if param is None or param not in _defaults(callee.func) or _passes(b.call, callee.func, param) is not False:
+        if param is None or param not in defaults_of(callee.func) or passes(b.call, callee.func, param) is not False:
             continue
         if not _loads(callee.func, param):
             continue  # the callee ignores it: dropping it changes nothing
@@ -142,7 +142,7 @@ def _related(review: ReviewInput, path: str, tree: ast.Module, key: str, a: _Sit
 def _dead_bindings(tree: ast.Module, func: Func) -> dict[str, int]:
     """Names the function itself binds by assignment or unpacking and never reads (nested scopes and `del`
     count as reads), with the line of the first binding; `_`-prefixed names are deliberate discards."""
-    reads, dynamic = _reads(func)
+    reads, dynamic = names_read(func)
     if dynamic:
         return {}
     index = index_of(tree)
@@ -170,7 +170,7 @@ def _target_names(target: ast.AST) -> Iterable[str]:
 
 
 def _param_for(func: Func, slot: Slot) -> str | None:
-    names = [a.arg for a in _params(func)]
+    names = [a.arg for a in parameters_of(func)]
     if isinstance(slot, str):
         return slot if slot in names else None
     positional = [a.arg for a in func.args.posonlyargs + func.args.args]
@@ -231,7 +231,7 @@ def _family(review: ReviewInput, at: ClassAt, depth: int = 0) -> Iterable[ClassA
     if depth >= 8:
         return
     for base in at.node.bases:
-        parent = _resolve_base(review, at, dotted_name(base))
+        parent = resolve_base(review, at, dotted_name(base))
         if parent is not None:
             yield from _family(review, parent, depth + 1)
 
@@ -257,7 +257,7 @@ def _self_callee(review: ReviewInput, at: ClassAt, attr: str) -> _Callee | None:
              and any(dotted_name(t) == f"self.{attr}" for t in node.targets)}
     if len(built) != 1:
         return None
-    cls = _resolve_base(review, at, built.pop())
+    cls = resolve_base(review, at, built.pop())
     if cls is None:
         return None
     for member in _family(review, cls):
@@ -290,7 +290,7 @@ def _module_function(review: ReviewInput, path: str, tree: ast.Module, parts: li
 
 def _finding(path: str, key: str, a: _Site, b: _Site, value: ast.Name, param: str, bound_at: int,
              callee: _Callee) -> Finding:
-    default = ast.unparse(_defaults(callee.func)[param])
+    default = ast.unparse(defaults_of(callee.func)[param])
     passed = f"{param}={value.id}"
     return Finding(
         rule="api-propagation-incomplete", path=path, line=b.call.lineno,
