@@ -819,7 +819,7 @@ def _removed_defs(review: ReviewInput, gone: list[_GoneDef]) -> Iterable[Finding
         return
     refs_by_name = _remaining_refs(review, gone)
     for g in gone:
-        refs = refs_by_name.get(g.qualname, [])
+        refs = refs_by_name.get((g.f.path, g.qualname), [])
         if not refs:
             continue
         name, f = g.base.name, g.f
@@ -859,14 +859,14 @@ def _renamed_to(base: Func, head_funcs: dict[str, Func], base_funcs: dict[str, F
     return None
 
 
-def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[str, list[tuple[str, int, str]]]:
+def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[tuple[str, str], list[tuple[str, int, str]]]:
     """Per removed def, the references in the head tree that resolve to it: imports of it from its module
     (or a package that re-exports it), qualified attribute uses, bare uses in its own file, and — for a
     method — attribute calls anywhere (no other def of that name exists, checked by the caller)."""
     by_name: dict[str, list[_GoneDef]] = {}
     for g in gone:
         by_name.setdefault(g.base.name, []).append(g)
-    out: dict[str, list[tuple[str, int, str]]] = {}
+    out: dict[tuple[str, str], list[tuple[str, int, str]]] = {}  # by (file, qualname): one name can go from two files
     pattern = "|".join(sorted(map(re.escape, by_name)))
     for hit_path, _, _ in review.source.grep(pattern, "head", ("*.py",), word=True, files_only=True)[:150]:
         with review.source.python_once(hit_path) as tree:  # up to 150 files: none kept for the rest of the review
@@ -876,7 +876,7 @@ def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[str, list
 
 
 def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[str, list[_GoneDef]],
-             out: dict[str, list[tuple[str, int, str]]]) -> None:
+             out: dict[tuple[str, str], list[tuple[str, int, str]]]) -> None:
     """`_remaining_refs` for one file: its references that resolve to a removed def."""
     for node in index_of(tree).nodes:
         if isinstance(node, ast.ImportFrom):
@@ -891,7 +891,7 @@ def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[st
             for g in by_name[name]:
                 if _resolves(node, g, hit_path, tree):
                     n = node.lineno
-                    out.setdefault(g.qualname, []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
+                    out.setdefault((g.f.path, g.qualname), []).append((hit_path, n, lines[n - 1] if n - 1 < len(lines) else ""))
 
 
 def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bool:
