@@ -18,6 +18,7 @@ when `v` starts with `_`, and when the PR touched none of call A's argument, cal
 from __future__ import annotations
 
 import ast
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -82,21 +83,56 @@ def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site,
     """Call A passing local `value` in `slot`, call B of the same callee in another function that binds
     `value` and never reads it, B forwarding no catch-all, and the PR touching A's argument, B or the binding."""
     dead: dict[ast.AST, dict[str, int]] = {}
+    touched: dict[ast.AST, bool] = {}
+
+    def edited(func: Func) -> bool:  # A's argument lies in A's function, the binding and B in B's
+        if func not in touched:
+            touched[func] = not added.isdisjoint(node_lines(func))
+        return touched[func]
+
+    # names stored and read in the tree by line, to ask which a function's lines bind and never read (nested
+    # scopes included: a superset of the dead bindings, enough to pass over the functions that have none)
+    names = index_of(tree).of_type(ast.Name)
+    stores = _by_line(n for n in names if isinstance(n.ctx, ast.Store))
+    loads = _by_line(n for n in names if not isinstance(n.ctx, ast.Store))
+    stored: dict[ast.AST, set[str]] = {}
     for key, calls in _sites_by_callee(tree).items():
+        edited_sites = [site for site in calls if edited(site.func)]
+        if not edited_sites:
+            continue  # no function around a call of this callee holds a line the PR added: no pair can qualify
+        passed = {id(site): {value.id for _, value in _name_arguments(site.call)} for site in calls}
+        passed_by_all = set().union(*passed.values())
+        passed_by_edited = set().union(*(passed[id(site)] for site in edited_sites))
         for b in calls:
             if any(isinstance(x, ast.Starred) for x in b.call.args) or any(k.arg is None for k in b.call.keywords):
                 continue  # B forwards a catch-all: what it passes cannot be told
+            wanted = passed_by_all if edited(b.func) else passed_by_edited  # a superset of what B's partners pass
+            if b.func not in stored:
+                span = node_lines(b.func)
+                stored[b.func] = _in_span(stores, span) - _in_span(loads, span)
+            if not wanted & stored[b.func]:
+                continue  # B's function leaves none of the names the other calls pass bound and unread
             if b.func not in dead:
                 dead[b.func] = _dead_bindings(tree, b.func)
             if not dead[b.func]:
                 continue
-            for a in calls:
+            for a in (calls if edited(b.func) else edited_sites):
                 if a.func is b.func:
                     continue
                 for slot, value in _name_arguments(a.call):
                     bound_at = dead[b.func].get(value.id)
                     if bound_at is not None and ({value.lineno, bound_at} | set(node_lines(b.call))) & added:
                         yield key, a, slot, value, b, bound_at
+
+
+def _by_line(names: Iterable[ast.Name]) -> tuple[list[int], list[str]]:
+    pairs = sorted((n.lineno, n.id) for n in names)
+    return [line for line, _ in pairs], [name for _, name in pairs]
+
+
+def _in_span(by_line: tuple[list[int], list[str]], span: range) -> set[str]:
+    lines, names = by_line
+    return set(names[bisect_left(lines, span.start):bisect_right(lines, span.stop - 1)])
 
 
 def _sites_by_callee(tree: ast.Module) -> dict[str, list[_Site]]:
