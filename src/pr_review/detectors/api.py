@@ -413,11 +413,8 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     removals: list[_Removal] = []
     gone_defs: list[_GoneDef] = []
     # files that only lose lines count too: a PR may delete a public def and nothing else in its file
-    for f in review.changed("python", include_tests=False):
-        if not (f.added or f.removed) or not api_path(review, f.path):
-            continue
-        tree = review.source.python(f.path)
-        if tree is None:
+    for f, tree in review.python_files(include_tests=False, removed_only=True):
+        if not api_path(review, f.path):
             continue
         base_tree = review.base_python(f)
         if f.added:

@@ -76,12 +76,13 @@ class ReviewInput:
         return bool(TEST_PATH.search(path)) or self.profile.is_test(path)
 
     def python_files(self, include_tests: bool = True, added_matching: re.Pattern[str] | None = None,
-                     ) -> Iterator[tuple[ChangedFile, ast.Module]]:
-        """Changed Python files with added lines, parsed on the head side.
+                     removed_only: bool = False) -> Iterator[tuple[ChangedFile, ast.Module]]:
+        """Changed Python files with added lines (`removed_only`: or with deleted lines only), parsed on the
+        head side.
 
         `added_matching` skips, before parsing, files none of whose added lines match it."""
         for f in self.changed("python", include_tests=include_tests):
-            if not f.added:
+            if not (f.added or removed_only and f.removed):
                 continue
             if added_matching is not None and not any(added_matching.search(t) for _, t in f.added):
                 continue
