@@ -783,9 +783,18 @@ def _gone_defs(review: ReviewInput, f: ChangedFile, tree: ast.Module, base_tree:
 SOURCE_ROOTS = ("src", "python", "lib")  # directories a package's path may start with, above its import name
 
 
+def _import_parts(path: str) -> list[str]:
+    """A repository path (with or without `.py`) as the parts of its import name: src/liger_kernel/ops/__init__.py
+    is liger_kernel.ops."""
+    parts = [p for p in path.removesuffix(".py").split("/") if p != "__init__"]
+    while parts[:1] and parts[0] in SOURCE_ROOTS:
+        parts = parts[1:]
+    return parts
+
+
 def _package(path: str) -> str:
     """The top-level package a repository path belongs to (src/liger_kernel/x.py: liger_kernel)."""
-    return next((p for p in path.split("/") if p not in SOURCE_ROOTS), "")
+    return next(iter(_import_parts(path)), "")
 
 
 def _may_inherit(tree: ast.Module, cls: ast.ClassDef, name: str, path: str, seen: frozenset[str] = frozenset()) -> bool:
@@ -927,13 +936,9 @@ def _resolves(node: ast.AST, g: _GoneDef, hit_path: str, tree: ast.Module) -> bo
 def _names_module_of(module_path: str, f: ChangedFile) -> bool:
     """Whether the module at `module_path` (a repository path without `.py`) is the changed file's, on the
     head side or — for a file the PR moved — the base side, or a package above it (`aiter` re-exporting
-    aiter/ops/x.py's names), allowing a source root such as src/ before it."""
-    want = module_path.split("/")
-    for path in filter(None, (f.path, f.old_path)):
-        have = [p for p in path[:-3].split("/") if p != "__init__"]
-        if any(have[k:k + len(want)] == want for k in range(min(3, len(have)))):
-            return True
-    return False
+    aiter/ops/x.py's names); a source root such as src/ is not part of either name."""
+    want = _import_parts(module_path)
+    return any(_import_parts(path)[:len(want)] == want for path in filter(None, (f.path, f.old_path)))
 
 
 def _module_path(found: tuple[ast.Import | ast.ImportFrom, ast.alias], hit_path: str) -> str:
