@@ -27,7 +27,7 @@ def _fields(text: str) -> list[str]:
 def test_anonymous_union_is_one_slot() -> None:
     assert _fields(BASE) == ["{flagBits}", "nWarps", "root"]
     assert _shift(_fields(BASE), _fields(HEAD)) == \
-        "inserts `regUsed` after `{flagBits}`, before fields that already existed"
+        ("inserts `regUsed` after `{flagBits}`, before fields that already existed", 1)
 
 
 def test_every_declarator_is_a_field() -> None:
@@ -39,6 +39,9 @@ def test_every_declarator_is_a_field() -> None:
     (["a", "b", "pad"], ["a", "b", "x", "y"], False),
     (["a", "pad", "b"], ["a", "x", "b"], True),  # b may move: the sizes of pad and x are not compared
     (["a", "b"], ["a", "b", "c"], False),  # appended
+    (["a", "b", "c"], ["a", "b"], False),  # the last field dropped: nothing followed it
+    (["a", "b", "c"], ["a", "c"], True),  # dropped mid-struct: c moves up
+    (["a", "b", "c"], ["a", "c", "b"], True),  # reordered
 ])
 def test_replaced_tail_moves_nothing(base: list[str], head: list[str], moved: bool) -> None:
     assert (_shift(base, head) is not None) == moved
@@ -58,3 +61,11 @@ def test_replaced_tail_moves_nothing(base: list[str], head: list[str], moved: bo
 def test_layout_pins(assertion: str, pins: bool) -> None:
     [node] = list(_assertions_on(assertion, 1))
     assert _pins_layout(node, "K") is pins
+
+
+@pytest.mark.parametrize("base, head, how, first", [
+    (["a", "b", "c", "d"], ["a", "c", "d"], "removes `b`", 1),  # reported at c, now where b was
+    (["a", "b", "c", "d"], ["a", "c", "b", "d"], "moves `c` ahead of `b` (reorders its fields)", 1),
+])
+def test_shift_names_the_first_field_out_of_place(base: list[str], head: list[str], how: str, first: int) -> None:
+    assert _shift(base, head) == (how, first)

@@ -150,24 +150,26 @@ def _assertions_changed(review: ReviewInput, name: str) -> bool:
     return any(pin.search(t) for f in review.files for _, t in f.added + f.removed)
 
 
-def _shift(base_fields: list[str], head_fields: list[str]) -> str | None:
-    """How the layout moved, or None for an append (or no change)."""
-    if base_fields == head_fields or head_fields[:len(base_fields)] == base_fields:
-        return None
-    kept = next((i for i, (b, h) in enumerate(zip(base_fields, head_fields)) if b != h), len(base_fields))
-    if len(head_fields) > kept and not set(base_fields[kept:]) & set(head_fields) \
-            and not set(head_fields[kept:]) & set(base_fields):
+def _shift(base_fields: list[str], head_fields: list[str]) -> tuple[str, int] | None:
+    """How the layout moved and the index of the first head field that no longer sits where its base
+    counterpart did, or None when nothing before the end moves: an append, the last fields dropped (no field
+    follows them) or replaced by new ones."""
+    kept = next((i for i, (b, h) in enumerate(zip(base_fields, head_fields)) if b != h),
+                min(len(base_fields), len(head_fields)))
+    if kept == len(base_fields) or kept == len(head_fields):
+        return None  # one side is a prefix of the other: fields appended or dropped at the end, or no change
+    if not set(base_fields[kept:]) & set(head_fields) and not set(head_fields[kept:]) & set(base_fields):
         return None  # the last fields replaced by new ones (`padding[4]` → `use_count`): nothing after them moves
     inserted = [n for n in head_fields if n not in base_fields]
     removed = [n for n in base_fields if n not in head_fields]
     if removed:
-        return "removes " + ", ".join(f"`{n}`" for n in removed)
+        return "removes " + ", ".join(f"`{n}`" for n in removed), kept
     if inserted:
         first = next(i for i, n in enumerate(head_fields) if n not in base_fields)
         after = head_fields[first - 1] if first else None
         return ("inserts " + ", ".join(f"`{n}`" for n in inserted)
-                + (f" after `{after}`" if after else " at the start") + ", before fields that already existed")
-    return "reorders its fields"
+                + (f" after `{after}`" if after else " at the start") + ", before fields that already existed"), kept
+    return f"moves `{head_fields[kept]}` ahead of `{base_fields[kept]}` (reorders its fields)", kept
 
 
 def _touched_structs(review: ReviewInput, f: ChangedFile) -> set[str]:
@@ -191,11 +193,11 @@ def _shifted_structs(review: ReviewInput, f: ChangedFile) -> Iterator[tuple[str,
     for name, (start, end, fields) in head.items():
         if name not in touched or name not in base or not (_touched((start, end), added) or _touched(base[name][:2], removed)):
             continue
-        how = _shift([n for n, _ in base[name][2]], [n for n, _ in fields])
-        if how is None:
+        moved = _shift([n for n, _ in base[name][2]], [n for n, _ in fields])
+        if moved is None:
             continue
-        line = next((ln for n, ln in fields if ln in added), start)
-        yield name, how, line
+        how, first = moved
+        yield name, how, fields[first][1]  # the first field out of place: inserted, moved, or the one after a removal
 
 
 @detector("pinned-struct-abi-shift")
