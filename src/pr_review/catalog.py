@@ -129,6 +129,11 @@ def load_families(path: Path, validate: bool = True) -> dict[str, Family]:
     return families
 
 
+def family_patterns(condition: dict[str, Any]) -> list[tuple[str, int]]:
+    """(pattern, flags) of every regular expression of a family condition, as derivation compiles them."""
+    return [(pattern, re.IGNORECASE if key == "title" else 0) for key, pattern in _regexes(condition)]
+
+
 def _regexes(condition: dict[str, Any]):
     for key, value in condition.items():
         if key == "any":

@@ -14,6 +14,7 @@ from typing import Any
 from .catalog import Catalog
 from .git.diff import ChangedFile
 from .lang.defs import Def
+from .lang.regex import compile_shipped
 from .model import ChecklistItem
 from .profiles import Profile
 from .triage import FileCode
@@ -50,7 +51,7 @@ class Facts:
 
 @lru_cache(maxsize=4096)
 def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+    return compile_shipped(pattern, flags)
 
 
 def _patterns(value: str | list[str], flags: int = 0) -> list[re.Pattern[str]]:

@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from .lang.regex import compile_shipped
 from .model import record
 from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
@@ -51,11 +52,11 @@ class Profile:
 
     @cached_property
     def _static(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in (self.data.get("runtime") or {}).get("static") or []]
+        return [compile_shipped(p) for p in (self.data.get("runtime") or {}).get("static") or []]
 
     @cached_property
     def _test(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in (self.data.get("runtime") or {}).get("test") or []]
+        return [compile_shipped(p) for p in (self.data.get("runtime") or {}).get("test") or []]
 
     def is_static(self, path: str) -> bool:
         return any(p.search(path) for p in self._static)
@@ -70,7 +71,7 @@ class Profile:
 
     @cached_property
     def _ci_tests(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in self.data.get("test_dirs") or []]
+        return [compile_shipped(p) for p in self.data.get("test_dirs") or []]
 
     def ci_runs(self, path: str) -> bool:
         """Whether the project's CI runs tests at `path` (profile `test_dirs` are path regexes)."""

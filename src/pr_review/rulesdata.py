@@ -234,23 +234,34 @@ class ShippedCache:
 
     def save(self) -> None:
         assert self.file is not None
-        try:
-            self.file.parent.mkdir(parents=True, exist_ok=True)
-            scratch = self.file.with_name(f"{self.file.name}.{os.getpid()}.tmp")
-            scratch.write_bytes(marshal.dumps(self.entries))
-            os.replace(scratch, self.file)  # whole or not at all, whichever process writes last
-        except OSError:
-            pass
+        save_marshal(self.file, self.entries)
+
+
+def cache_file(kind: str, key: str) -> Path | None:
+    """The file under the user's cache directory that keeps `kind` of data for `key` (None when
+    $PR_REVIEW_NO_CACHE is set)."""
+    if os.environ.get("PR_REVIEW_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    # crc32: hashlib would load OpenSSL for a file name (a review with no finding needs no hash)
+    return Path(base, "pr-review", f"{kind}-{binascii.crc32(key.encode()):08x}.marshal")
+
+
+def save_marshal(file: Path, data: Any) -> None:
+    """`data` marshalled into `file`, whole or not at all, whichever process writes last; a cache
+    that cannot be written is simply not kept."""
+    try:
+        file.parent.mkdir(parents=True, exist_ok=True)
+        scratch = file.with_name(f"{file.name}.{os.getpid()}.tmp")
+        scratch.write_bytes(marshal.dumps(data))
+        os.replace(scratch, file)
+    except OSError:
+        pass
 
 
 @lru_cache(maxsize=1)
 def _shipped_cache() -> ShippedCache:
-    if os.environ.get("PR_REVIEW_NO_CACHE"):
-        return ShippedCache(None)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # crc32: hashlib would load OpenSSL for a file name (a review with no finding needs no hash)
-    tag = f"{binascii.crc32(f'{_shipped_root()}|{sys.version_info[:2]}'.encode()):08x}"
-    return ShippedCache(Path(base, "pr-review", f"shipped-{tag}.marshal"))
+    return ShippedCache(cache_file("shipped", f"{_shipped_root()}|{sys.version_info[:2]}"))
 
 
 def load_validated(path: Path, schema: str, validate: bool = True) -> Any:

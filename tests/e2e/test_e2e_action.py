@@ -26,6 +26,8 @@ from typing import Any
 
 import yaml
 
+from pr_review.warm import shipped_patterns
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -262,7 +264,7 @@ def _pyc(source: Path) -> Path:
 CHECKED_HASH = 0b11  # the flags word of a pyc's header: validated by the source's hash, not its mtime
 
 
-def test_the_environment_carries_checked_byte_code_and_the_parsed_shipped_rules(upstream, fake, tmp_path: Path) -> None:
+def test_the_environment_carries_checked_byte_code_the_parsed_shipped_rules_and_compiled_patterns(upstream, fake, tmp_path: Path) -> None:
     """A cold install compiles the action's code (checked-hash) and parses its rules into the environment that
     actions/cache saves; the next job's fresh copy of the action gets that byte code back, and a module changed
     since is compiled again rather than served stale."""
@@ -281,6 +283,8 @@ def test_the_environment_carries_checked_byte_code_and_the_parsed_shipped_rules(
     assert {int.from_bytes(pyc[4:8], "little") for pyc in kept.values()} == {CHECKED_HASH}
     [shipped] = (venv / "cache" / "pr-review").glob("shipped-*.marshal")
     assert len(marshal.loads(shipped.read_bytes())) == len(list((action / "rules").rglob("*.yml")))
+    [patterns] = (venv / "cache" / "pr-review").glob("regex-*.marshal")
+    assert len(marshal.loads(patterns.read_bytes())) >= len(shipped_patterns())
     assert not (tmp_path / ".cache").exists()  # HOME's: the review step read the environment's cache instead
 
     # The next job: a fresh copy of the action (new modification times, no byte code), one module changed since

@@ -1,17 +1,19 @@
 """Module-level patterns compiled on first use answer as `re.compile`'s would, every one of them
-compiles, and importing the detectors compiles none."""
+compiles, and importing the detectors compiles none; a pattern compiled by an earlier process
+answers as a fresh compile does."""
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 import pr_review
-from pr_review.lang.regex import LazyPattern, lazy_re
+from pr_review.lang.regex import CompiledPatterns, lazy_re
+from pr_review.warm import shipped_patterns
 
 
 def test_a_lazy_pattern_answers_as_the_compiled_one():
@@ -35,32 +37,11 @@ def test_a_broken_pattern_fails_on_first_use():
         broken.search("x")
 
 
-def _lazy_patterns(value, seen: set[int]):
-    if id(value) in seen:
-        return
-    seen.add(id(value))
-    if isinstance(value, LazyPattern):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _lazy_patterns(v, seen)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            yield from _lazy_patterns(v, seen)
-
-
-def test_every_module_level_lazy_pattern_compiles():
-    found = []
-    for info in pkgutil.walk_packages(pr_review.__path__, "pr_review."):
-        if info.name == "pr_review.__main__":
-            continue  # runs the command line
-        module = importlib.import_module(info.name)
-        seen: set[int] = set()
-        for value in vars(module).values():
-            found.extend(_lazy_patterns(value, seen))
-    assert len(found) > 50
-    for pattern in found:
-        assert re.compile(pattern.pattern, pattern.flags)
+def test_every_shipped_pattern_compiles():
+    patterns = shipped_patterns()
+    assert sum(1 for _, flags in patterns if flags) > 10 and len(patterns) > 300
+    for pattern, flags in patterns:
+        assert re.compile(pattern, flags)
 
 
 def test_importing_the_detectors_compiles_none_of_their_patterns():
@@ -86,3 +67,55 @@ def test_importing_the_detectors_compiles_none_of_their_patterns():
 def test_a_lazy_patterns_source_is_read_without_compiling():
     lazy = lazy_re(r"^(?P<base>\w+?)_x$")
     assert lazy.pattern == r"^(?P<base>\w+?)_x$" and "search" not in vars(lazy)
+
+
+def _texts() -> list[str]:
+    """Lines to match against: this repository's sources and fixtures, and PR-title-like text."""
+    root = Path(pr_review.__file__).parents[2]
+    lines = ["[ROCm] Fused MoE: 1.3x faster decode on MI300X (gfx942)", "Revert \"fp8 e4m3fnuz\"", ""]
+    for path in sorted([*root.glob("src/pr_review/**/*.py"), *root.glob("tests/fixtures/rules/*/*/head/**/*.*")])[::4]:
+        try:
+            lines += [path.relative_to(root).as_posix(), *path.read_text(encoding="utf-8").splitlines()[:40]]
+        except (UnicodeDecodeError, OSError):
+            continue
+    return lines
+
+
+def test_a_stored_pattern_answers_as_re_compile_does(tmp_path: Path):
+    patterns, texts = shipped_patterns(), _texts()
+    assert len(patterns) > 300
+    first = CompiledPatterns(tmp_path / "regex.marshal")
+    for source, flags in patterns:
+        first.compile(source, flags)
+    first.save()
+    stored = CompiledPatterns(tmp_path / "regex.marshal")
+    assert stored.entries.keys() == first.entries.keys()
+    for source, flags in patterns:
+        restored, fresh = stored.compile(source, flags), re.compile(source, flags)
+        assert (restored.pattern, restored.flags, restored.groups, restored.groupindex) == \
+            (fresh.pattern, fresh.flags, fresh.groups, fresh.groupindex), source
+        for text in texts:
+            a, b = restored.search(text), fresh.search(text)
+            assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (source, text)
+    assert not stored.dirty  # nothing compiled afresh: nothing to write
+
+
+def test_an_entry_the_matcher_refuses_is_compiled_afresh(tmp_path: Path):
+    store = CompiledPatterns(None)
+    store.entries[("a+b", 0)] = (32, [999, 1, 2], 0, {}, (None,))  # not code the matcher accepts
+    assert store.compile("a+b").search("xaab").span() == (1, 4)
+
+
+def test_a_review_process_reuses_what_an_earlier_one_compiled(tmp_path: Path):
+    script = ("import sys; from pr_review.lang.regex import compile_shipped, _compiled_patterns\n"
+              "before = len(_compiled_patterns().entries)\n"
+              "compile_shipped(r'(?P<arch>gfx9\\d\\d)'); print(before)\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("PR_REVIEW_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True).stdout
+            for _ in range(2)]
+    assert runs == ["0\n", "1\n"]
+    assert len(list((tmp_path / "pr-review").glob("regex-*.marshal"))) == 1
+    env["PR_REVIEW_NO_CACHE"] = "1"
+    assert subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                          check=True).stdout == "0\n"
