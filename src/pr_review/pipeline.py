@@ -7,7 +7,7 @@ import gc
 import re
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -20,7 +20,7 @@ from .evidence import collect
 from .gate import finalize, not_checked_files
 from .git import CatFile, Repo
 from .git.diff import ChangedFile, read_changes
-from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER
+from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER, record
 from .profiles import Profile, detect_profile, load_profiles
 from .repofacts import RepoFacts
 from .source import Source
@@ -35,7 +35,7 @@ REPORT_SCHEMA = 1
 ANALYSIS_BUDGET = 60
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReviewRequest:
     repo_dir: str
     base: str | None = None  # default: the repository's default branch
@@ -52,7 +52,7 @@ class ReviewRequest:
     ci: CIRequest | None = None  # classify the head's CI through the API (needs a token and a PR)
 
 
-@dataclass
+@record
 class Context:
     repo: Repo
     source: Source

@@ -10,7 +10,7 @@ import json
 import keyword
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterable, Iterator, Literal
 
 from .git import CatFile, Repo
@@ -18,7 +18,7 @@ from .git.catfile import MISSING
 from .lang import Unparsable
 from .lang.index import release
 from .lang.python import parse
-from .model import NotChecked
+from .model import NotChecked, record
 
 Side = Literal["head", "base"]
 
@@ -163,7 +163,7 @@ def _literal_of(alt: str) -> str | list[str] | None:
     return min(groups, key=len) if groups else None
 
 
-@dataclass
+@record
 class Source:
     repo: Repo
     catfile: CatFile

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from .git import Repo
 from .git.diff import ChangedFile
@@ -11,11 +11,12 @@ from .lang.code_lines import code_lines
 from .lang.defs import Def, defs_around
 from .profiles import Profile
 from .source import Source
+from .model import record
 
 Line = tuple[int, str]
 
 
-@dataclass
+@record
 class FileCode:
     """The changed lines of one file that are code (comments, docstrings, blank lines removed), and for
     a Python file the defs around each (outermost first), read from the tree the review parsed."""
@@ -26,7 +27,7 @@ class FileCode:
     removed_defs: dict[int, tuple[Def, ...]] = field(default_factory=dict)
 
 
-@dataclass
+@record
 class Relevance:
     """The vLLM seed's ROCm relevance gate: fully / partially / not ROCm-related."""
 
@@ -36,7 +37,7 @@ class Relevance:
     light_groups: list[str]
 
 
-@dataclass
+@record
 class Triage:
     runtime_surface: bool
     runtime_reason: str
@@ -112,7 +113,7 @@ def runtime_surface(files: list[ChangedFile], code: dict[str, FileCode], profile
     return True, f"{len(with_code)} file(s) change runtime code", static
 
 
-@dataclass
+@record
 class Staleness:
     message: str
     conflicts: list[str]  # paths that no longer merge; empty when the check itself failed

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
@@ -18,7 +17,7 @@ from ..lang import cpp, one_line
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines, walk
 from ..lang.regex import lazy_re
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 
@@ -553,7 +552,7 @@ def _both_flavours(scope: ast.AST) -> bool:
     return 240.0 in values and 448.0 in values
 
 
-@dataclass
+@record
 class _Site:
     line: int
     value: float

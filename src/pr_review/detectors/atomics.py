@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..git.diff import ChangedFile
@@ -20,7 +19,7 @@ from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.python import dotted_name, node_lines, walk
 from ..lang.triton import Kernel, argument, kernels, language_aliases
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 from ..lang.regex import lazy_re
@@ -34,7 +33,7 @@ CPP_LAUNCH = lazy_re(r"\b(\w+)\s*(?:<[^;{}]*?>)?\s*<<<[^;]*?>>>\s*\(")
 CPP_KERNEL_SUFFIXES = (".cu", ".cuh", ".hip", ".h", ".hpp", ".cpp", ".cc", ".cxx")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hit:
     path: str
     line: int  # the allocation

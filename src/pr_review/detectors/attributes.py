@@ -13,12 +13,11 @@ that does not bind the attribute right after is evidence that an instance lacks 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
 from ..lang.python import MARKER_BASES, dotted_name, imported_module_path, walk
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 
@@ -27,7 +26,7 @@ DYNAMIC_ACCESS = {"__getattr__", "__getattribute__", "__setattr__"}
 MAX_BASE_DEPTH = 8
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ClassAt:
     path: str
     tree: ast.Module

@@ -21,14 +21,13 @@ import ast
 import builtins
 import re
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp, one_line
 from ..lang.index import index_of
 from ..lang.python import call_tail, children, decorated_with, dotted_name, walk
 from ..lang.triton import Kernel, argument, keyword, tl_call
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 from .shapes import LIMIT, Extent, Scale, id_table_bound, tensor_extent
@@ -53,7 +52,7 @@ MEMORY_CALL = lazy_re(r"^(buffer|global)_(load|store|atomic)\w*$")
 TILE_CALLS = ("arange", "zeros", "full", "zeros_like", "full_like", "num_programs")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Product:
     line: int
     text: str

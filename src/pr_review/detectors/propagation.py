@@ -21,12 +21,11 @@ import ast
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import FUNCTION_TYPES, comments, dotted_name, imported_module_path, node_lines, walk
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .api import api_path, defaults_of, parameters_of, passes, names_read
 from .attributes import ClassAt, resolve_base
@@ -36,14 +35,14 @@ Func = ast.FunctionDef | ast.AsyncFunctionDef
 Slot = str | int  # a keyword name, or a positional index
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Site:
     call: ast.Call
     func: Func  # the function the call sits in
     cls: ast.ClassDef | None  # the class that function is a method of
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Callee:
     path: str
     func: Func

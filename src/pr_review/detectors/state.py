@@ -11,7 +11,7 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
@@ -21,7 +21,7 @@ from ..lang.python import (
     qualified_functions, touches, walk
 )
 from ..lang.regex import lazy_re
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 
@@ -60,7 +60,7 @@ CAUSES = (ast.If, ast.Try, ast.Match)  # the constructs a finding blames
 BRANCHING = (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.Match, ast.comprehension, ast.ExceptHandler)
 
 
-@dataclass
+@record
 class _State:
     bound: set[str]
     causes: dict[str, ast.AST] = field(default_factory=dict)  # partially bound name → the If/Try that did it
@@ -73,7 +73,7 @@ class _State:
         self.causes.pop(name, None)
 
 
-@dataclass
+@record
 class _Read:
     name: str
     node: ast.Name
@@ -753,7 +753,7 @@ def _chain_tests(node: ast.If) -> list[str]:
 # fake-impl-missing (D7) and fake-impl-mismatch (D6)
 # --------------------------------------------------------------------------------------------
 
-@dataclass
+@record
 class _Op:
     """One custom-op registration found in a file."""
 
@@ -1143,7 +1143,7 @@ INPUT_DTYPE = lazy_re(r"(?:(?:c10|at|torch)::typeMetaToScalarType\()?(\w+)\s*\.\
 CPP_ENTRY = "fc_name\\s*=\\s*[\"']{0}[\"']|def {0}\\s*\\("
 
 
-@dataclass
+@record
 class _KernelDtype:
     """One output of a C++ op entry whose dtype a condition picks: a constant on one arm, an input's own on the other."""
 

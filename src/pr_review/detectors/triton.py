@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator
 
 from ..git.diff import ChangedFile
@@ -24,7 +23,7 @@ from ..lang.triton import (
     program_id_axes,
     tl_call,
 )
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 from ..lang.regex import lazy_re
@@ -32,7 +31,7 @@ from ..lang.regex import lazy_re
 CONFIG_DIR = lazy_re(r"(^|/)configs?/")
 
 
-@dataclass
+@record
 class KernelFile:
     """A changed Python file's kernels, with the base side read lazily for the "new in this PR" test."""
 
@@ -139,7 +138,7 @@ def _reachable(kernel: Kernel, expr: ast.AST) -> Iterator[ast.AST]:
     return kernel.reached(expr, opaque=kernel.is_load)
 
 
-@dataclass
+@record
 class Tile:
     extent: str  # the block size the tile spans (`BLOCK_K`)
     how: str  # how the tile is stepped (`k * BLOCK_K`, `pid * BLOCK`, `a_ptrs += BLOCK_K * …`)
@@ -741,7 +740,7 @@ T4_KNOBS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack")
 ARCH_TEST = lazy_re(r"gfx|arch|cdna|rdna|mi3\d\d|is_fp8_fnuz|fnuz", re.IGNORECASE)
 
 
-@dataclass
+@record
 class KnobSite:
     node: ast.AST
     function: str

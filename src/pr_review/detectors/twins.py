@@ -13,7 +13,6 @@ import keyword
 import re
 import tokenize
 from bisect import bisect_left
-from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Iterable, Iterator
@@ -22,7 +21,7 @@ from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
 from ..lang.regex import lazy_re
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .atomics import symbol_family
 from .base import ReviewInput
@@ -37,7 +36,7 @@ TRIVIAL_LINE = lazy_re(r"^(return|else|elif|try|except|finally|pass|break|contin
 FORMULA = lazy_re(r"[\w\])]\s*([*+%]|-(?!>)|//?|<<|>>|[<>]=?)\s*[\w(]")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     first: int
     last: int
@@ -616,7 +615,7 @@ TWIN_FILE_SWAPS = (("fwd", "bwd"), ("forward", "backward"), ("prefill", "decode"
                    ("v1", "v2"), ("v2", "v3"))
 
 
-@dataclass
+@record
 class _Side:
     """One side of one file: its function spans, comment-free squashed lines and per-line markers."""
     spans: list[Span]

@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..detectors.base import ReviewInput
+from ..model import record
 
 
-@dataclass
+@record
 class Artifact:
     name: str
     lines: list[str]

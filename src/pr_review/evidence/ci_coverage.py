@@ -13,11 +13,11 @@ list can be stale).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Iterator
 
 from ..detectors.base import ReviewInput
-from ..model import NotChecked
+from ..model import NotChecked, record
 from ..rulesdata import load_untrusted_yaml
 from . import Artifact, collector
 from ._util import is_test_file
@@ -37,7 +37,7 @@ MAX_SCRIPT_DEPTH = 2
 HAND_TRIGGERS = {"workflow_dispatch", "workflow_call", "repository_dispatch"}
 
 
-@dataclass
+@record
 class Coverage:
     root: str  # directory ('' = repository root) or exact file
     depth: int | None = None  # None: recursive; 1: files directly in root
@@ -61,7 +61,7 @@ class Coverage:
         return self.depth is None or rest.count("/") < self.depth
 
 
-@dataclass
+@record
 class TestReach:
     path: str
     # run | label-gated | manual-only | unrun | excluded (a CI command leaves it out on purpose)
@@ -71,7 +71,7 @@ class TestReach:
     runner: str = ""  # how CI runs it, when it does
 
 
-@dataclass
+@record
 class CICoverage:
     checked: bool = False
     tests: list[TestReach] = field(default_factory=list)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..detectors.base import ReviewInput
 from ..lang.python import walk
@@ -20,6 +20,7 @@ from ..lang.regex import lazy_re
 from ..source import Source
 from . import Artifact, collector
 from ._util import blob_kind, short
+from ..model import record
 
 DEF_RE = lazy_re(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 ASSIGN_RE = lazy_re(r"^[ \t]*([\w][\w, ()\[\]*]*?)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
@@ -29,7 +30,7 @@ OPEN_MARKERS = lazy_re(r"import \*|__all__|def __getattr__|globals\(\)|setattr\(
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "AttributeError"}
 
 
-@dataclass
+@record
 class Unresolved:
     path: str
     line: int
@@ -41,7 +42,7 @@ class Unresolved:
     kind: str = "import"  # import | attribute
 
 
-@dataclass
+@record
 class SymbolsData:
     checked: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)

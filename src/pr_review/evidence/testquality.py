@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..detectors.base import ReviewInput
 from ..lang.index import index_of
@@ -19,6 +19,7 @@ from ..lang.python import dotted_name, walk
 from ..lang.regex import lazy_re
 from . import Artifact, collector
 from ._util import is_test_file, short
+from ..model import record
 
 ASSERT_CALLS = {
     "assert_close", "assert_allclose", "assert_equal", "assert_array_equal", "assert_array_almost_equal",
@@ -46,7 +47,7 @@ NO_RAISE_TEST = lazy_re(r"accept|smoke|noop|no_op|tolerat|handles?_|survives?|sk
 TOL_NAMES = lazy_re(r"^(atol|rtol|tol|tolerance|abs_tol|rel_tol|eps)$|_(atol|rtol|tol)$|^(atol|rtol)_", re.IGNORECASE)
 
 
-@dataclass
+@record
 class CannotFail:
     path: str
     line: int
@@ -55,7 +56,7 @@ class CannotFail:
     kind: str  # no-assertion | self-comparison
 
 
-@dataclass
+@record
 class TestFileFacts:
     path: str
     new: bool
@@ -67,7 +68,7 @@ class TestFileFacts:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
+@record
 class TestQuality:
     files: list[TestFileFacts] = field(default_factory=list)
     cannot_fail: list[CannotFail] = field(default_factory=list)

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import dataclass
 from typing import IO
 
 from .repo import Repo
+from ..model import record
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 MISSING = "not present at this revision"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Blob:
     text: str | None  # None when not readable as text; `reason` says why
     reason: str = ""

@@ -8,13 +8,14 @@ budget. A file left out is listed with the reason, never silently dropped.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Literal
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from .repo import Repo
+from ..model import record
 
 Status = Literal["added", "modified", "deleted", "renamed"]
 
@@ -42,7 +43,7 @@ def language_of(path: str) -> str:
     return LANGUAGE_BY_SUFFIX.get(name[dot:].lower(), "other") if dot > 0 else "other"
 
 
-@dataclass
+@record
 class ChangedFile:
     path: str  # head-side path (base-side for a deleted file)
     old_path: str | None
@@ -65,7 +66,7 @@ class ChangedFile:
         return any(start <= head_line < start + max(length, 1) for _, _, start, length in self.hunks)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class _Entry:
     """One file of `git diff --raw -z`."""
     status: Status

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import ast
 from bisect import bisect_left
-from dataclasses import dataclass
 from typing import Iterable
 
 from .index import index_of
 from .python import FUNCTION_TYPES, STATEMENT_BODIES, decorator_name, dotted_name
+from ..model import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Def:
     name: str
     decorators: tuple[str, ...]  # dotted names: `torch.library.register_fake`, `mha_fwd.register_fake`

@@ -4,11 +4,12 @@ def-use map over the kernel body)."""
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable, Iterator
 
 from .index import index_of
 from .python import children, dotted_name, walk
+from ..model import record
 
 TRITON_LANGUAGE = {"triton.language", "triton.experimental.gluon.language"}
 JIT_DECORATORS = {"jit", "autotune", "heuristics"}
@@ -76,7 +77,7 @@ def argument(call: ast.Call, position: int, name: str) -> ast.expr | None:
     return keyword(call, name)
 
 
-@dataclass
+@record
 class Kernel:
     """One kernel with a def-use map: every name's assigned expressions, loop targets and the
     `for` statements that bind them."""
