@@ -130,7 +130,8 @@ def _review_arguments(review: argparse.ArgumentParser) -> None:
                         help="exit 1 when a finding of this severity or above is reported (default: always 0)")
     review.add_argument("-q", "--quiet", action="store_true",
                         help="text format: one line per finding and nothing else")
-    review.add_argument("--remote", default="origin", help="remote to fetch a missing base/head from")
+    review.add_argument("--remote", default="origin",
+                        help="remote to fetch a missing base/head from ('none': never fetch, no remote is looked up)")
     review.add_argument("--context-out", metavar="DIR",
                         help="also write the derived rules' full text, evidence and tiers for a reviewer")
     review.add_argument("-v", "--verbose", action="store_true",
@@ -253,7 +254,8 @@ def _review_once(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise UsageError(f"--body-file {args.body_file}: {exc.strerror}") from exc
     request = ReviewRequest(repo_dir=args.repo, base=args.base, head=args.head,
-                            pr=PRInfo(title=args.title, body=body), profile=args.profile, remote=args.remote)
+                            pr=PRInfo(title=args.title, body=body), profile=args.profile,
+                            remote=None if args.remote == "none" else args.remote)
     try:
         report = review(request)
     except GitError as exc:

@@ -64,7 +64,7 @@ class Context:
     catalog: Catalog
     config: RepoConfig
     notes: list[str]
-    remote: str | None = None  # the request's remote when the repository has it
+    remote: str | None = None  # the request's remote (the repository may not have it)
 
 
 class Timer:
@@ -82,11 +82,15 @@ class Timer:
 
 def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Context:
     repo = Repo.open(request.repo_dir)
-    remote = request.remote if request.remote and request.remote in repo.remotes() else None
     base_ref = request.base or repo.default_branch()
-    head_sha = repo.ensure_commit(request.head, remote)
-    base_sha = repo.ensure_commit(base_ref, remote)
-    merge_base = repo.find_merge_base(base_sha, head_sha, remote)
+    # Both revisions and their merge base by one git call; `git remote` runs only when one of them is
+    # missing, i.e. when the request's remote (if the repository has it) is fetched from.
+    head_sha, base_sha, merge_base = repo.commits_and_merge_base(request.head, base_ref)
+    if not merge_base:
+        remote = request.remote if request.remote and request.remote in repo.remotes() else None
+        head_sha = repo.ensure_commit(request.head, remote)
+        base_sha = repo.ensure_commit(base_ref, remote)
+        merge_base = repo.find_merge_base(base_sha, head_sha, remote)
     catfile = CatFile(repo, request.size_cap)
     catfile_holder.append(catfile)
     source = Source(repo, catfile, merge_base, head_sha)
@@ -104,7 +108,7 @@ def build_context(request: ReviewRequest, catfile_holder: list[CatFile]) -> Cont
     if name not in profiles:
         raise ValueError(f"unknown profile '{name}' (choose from {', '.join(sorted(profiles))})")
     return Context(repo, source, base_ref, base_sha, merge_base, head_sha, profiles[name], catalog, config, notes,
-                   remote)
+                   request.remote)
 
 
 def _add_repository_rules(catalog: Catalog, source: Source, dirs: tuple[str, ...], notes: list[str]) -> None:
@@ -341,8 +345,9 @@ GITHUB_REMOTE = re.compile(r"^(?:https://(?:[^@/]+@)?|git@|ssh://git@)(github\.c
 
 
 def web_url(repo: Repo, remote: str | None) -> str:
-    """https://github.com/owner/name for a GitHub remote the repository has (as the review's context
-    found it: `git remote` runs once), so findings can link to their lines; else ''."""
+    """https://github.com/owner/name for a GitHub remote the repository has, so findings can link to
+    their lines; else ''. `git remote get-url` fails (no output) for a remote the repository does not
+    have, so no `git remote` is asked first."""
     if not remote:
         return ""
     match = GITHUB_REMOTE.match(repo.text("remote", "get-url", remote, check=False).strip())

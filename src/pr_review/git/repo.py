@@ -10,7 +10,6 @@ import os
 import re
 import signal
 import subprocess
-from functools import cache
 from pathlib import Path
 
 # Deepening steps for a shallow clone (actions/checkout's default is depth 1). Bounded: after
@@ -30,13 +29,20 @@ class GitError(Exception):
     """A git operation failed in a way the user can act on; the message says how."""
 
 
-@cache
+# Whether this git has `--attr-source` (2.40+), once known: `Repo.open`'s first call asks (`_probe`).
+_attr_source: bool | None = None
+
+
 def _supports_attr_source() -> bool:
-    """Whether this git has `--attr-source` (2.40+); asked once per process."""
-    probe = subprocess.run(["git", "--attr-source=HEAD", "version"], capture_output=True)
-    return probe.returncode == 0
+    """Whether this git has `--attr-source`; asked once per process, by its own call only when no
+    `_probe` has answered."""
+    global _attr_source
+    if _attr_source is None:
+        _attr_source = subprocess.run(["git", "--attr-source=HEAD", "version"], capture_output=True).returncode == 0
+    return _attr_source
 
 
+OBJECT_ID = re.compile(r"[0-9a-f]+")
 # The empty tree of each object format: attributes are read from it, i.e. from nowhere.
 EMPTY_TREE = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
               "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}
@@ -112,6 +118,24 @@ class Repo:
         out = self.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
         sha = out.decode().strip()
         return sha or None
+
+    def commits_and_merge_base(self, head: str, base: str) -> tuple[str | None, str | None, str | None]:
+        """`resolve(head)`, `resolve(base)` and their `merge_base`, by one `git rev-parse base...head`
+        when both are plain names (not an option, a range or a negation): git then prints head's
+        commit, base's, and each merge base negated, the first being the one `git merge-base` prints
+        (both take git's list of merge bases, in its order). Any other answer (a name is missing or
+        read as something else) asks one question at a time."""
+        if not any(ref.startswith(("-", "^")) or ".." in ref for ref in (head, base)):
+            proc = self._exec(("rev-parse", f"{base}^{{commit}}...{head}^{{commit}}"))
+            lines = proc.stdout.decode("utf-8", "replace").splitlines()
+            if proc.returncode == 0 and len(lines) >= 2 and self._is_id(lines[0]) and self._is_id(lines[1]) \
+                    and all(line[:1] == "^" and self._is_id(line[1:]) for line in lines[2:]):
+                return lines[0], lines[1], lines[2][1:] if len(lines) > 2 else None
+        head_sha, base_sha = self.resolve(head), self.resolve(base)
+        return head_sha, base_sha, self.merge_base(base_sha, head_sha) if head_sha and base_sha else None
+
+    def _is_id(self, text: str) -> bool:
+        return len(text) == len(self.empty_tree) and OBJECT_ID.fullmatch(text) is not None
 
     def is_shallow(self) -> bool:
         return self.text("rev-parse", "--is-shallow-repository", check=False).strip() == "true"
@@ -227,9 +251,26 @@ def _env() -> dict[str, str]:
 
 
 def _probe(path: str | os.PathLike[str], *options: str) -> str:
-    """`git rev-parse <options>` in `path`, to find the repository before any command runs in it."""
-    proc = subprocess.run(["git", "-C", str(path), "rev-parse", *options], capture_output=True, text=True,
-                          env=_env(), timeout=LOCAL_TIMEOUT)
+    """`git rev-parse <options>` in `path`, to find the repository before any command runs in it.
+
+    While `--attr-source` support is unknown the call carries the option (rev-parse reads no
+    attributes): a git without it refuses it as an unknown option before anything else, and then
+    the call runs again without; so the answer costs no `git version` process of its own."""
+    global _attr_source
+    ask = _attr_source is None
+    proc = _rev_parse(path, ("--attr-source=HEAD",) if ask else (), options)
+    if ask and proc.returncode == 0:
+        _attr_source = True
+    elif ask:
+        if proc.stderr.startswith("unknown option: --attr-source"):
+            _attr_source = False
+        proc = _rev_parse(path, (), options)
     if proc.returncode != 0:
         raise GitError(f"{path} is not a git repository")
     return proc.stdout.strip()
+
+
+def _rev_parse(path: str | os.PathLike[str], global_options: tuple[str, ...], options: tuple[str, ...]
+               ) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(path), *global_options, "rev-parse", *options], capture_output=True,
+                          text=True, env=_env(), timeout=LOCAL_TIMEOUT)
