@@ -4,16 +4,20 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
-from typing import Iterator
-
-import tree_sitter_cpp
-from tree_sitter import Language, Node, Parser, Tree
+from typing import TYPE_CHECKING, Iterator
 
 from . import Unparsable
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Tree
 
 
 @lru_cache(maxsize=1)
 def _parser() -> Parser:
+    """Imported on the first C++ parse, not with this module: a PR without C++ never loads tree-sitter
+    (and `tree_sitter_cpp`'s package imports importlib.resources, zipfile and tempfile, ~5 ms on a runner)."""
+    import tree_sitter_cpp
+    from tree_sitter import Language, Parser
     return Parser(Language(tree_sitter_cpp.language()))
 
 
