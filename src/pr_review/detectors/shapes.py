@@ -358,9 +358,12 @@ def id_table_bound(scale: Scale) -> tuple[int, str] | None:
 
 # ------------------------------------------------------------------------------ magic-constant
 
-SHAPE_CALLS = ALLOCATORS + RESHAPES + ("new_tensor",)
+SHAPE_CALLS = ALLOCATORS + RESHAPES + ("new_tensor", "as_strided")
 TRIVIAL = {0, 1, 2, -1}
 KERNEL_NAMESPACES = ("tl", "gl", "triton", "ttgl")
+# A benchmark measures a fixed, spelled-out shape on purpose, like a test: `benchmarks/`, `op_benchmarks/`,
+# `bench_*.py`, `benchmark_*.py`.
+BENCHMARK_PATH = lazy_re(r"(^|/)\w*bench(mark)?s?/|(^|/)bench(mark)?_[^/]*\.py$")
 CONFIG_OBJECT = lazy_re(r"(?:^|\.)(?:\w*config\w*|args)$", re.IGNORECASE)
 
 
@@ -440,11 +443,14 @@ def _file_defaults(tree: ast.Module) -> dict[str, tuple[int, int]]:
 
 
 def _shape_literals(call: ast.Call) -> Iterator[ast.Constant]:
-    """Integer literals in a shape position of a shape-making call (not `dtype=`/`device=`/fill values)."""
+    """Integer literals in a shape or stride position of a shape-making call (not `dtype=`/`device=`/fill
+    values, not a storage offset)."""
     tail = call_tail(call)
     args = list(call.args)
-    if tail in ("full", "new_full") or tail.endswith("strided"):
+    if tail in ("full", "new_full"):
         args = args[:1]
+    elif tail.endswith("strided"):  # (size, stride[, storage_offset])
+        args = args[:2] + [k.value for k in call.keywords if k.arg == "stride"]
     if tail == "new_tensor":
         return
     if tail == "randint":
@@ -453,7 +459,21 @@ def _shape_literals(call: ast.Call) -> Iterator[ast.Constant]:
     for arg in args:
         elements = arg.elts if isinstance(arg, (ast.Tuple, ast.List)) else [arg]
         for element in elements:
-            yield from _dimension_literals(element)
+            tiles = _granularities(element)
+            yield from (c for c in _dimension_literals(element) if _int(c) not in tiles)
+
+
+def _granularities(element: ast.AST) -> set[int]:
+    """Values a dimension is rounded to, read off the dimension itself: a literal divisor or modulus
+    (`(n + 63) // 64 * 64`) or a literal passed to a call inside it (`cdiv(n, 64) * 64`). A factor equal to one
+    of them is that tile size again, not a model dimension."""
+    out: set[int] = set()
+    for node in walk(element):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.FloorDiv, ast.Mod)) and _int(node.right) is not None:
+            out.add(_int(node.right))  # type: ignore[arg-type]
+        elif isinstance(node, ast.Call):
+            out.update(v for a in node.args if (v := _int(a)) is not None)
+    return out
 
 
 def _dimension_literals(element: ast.AST) -> Iterator[ast.Constant]:
@@ -500,7 +520,7 @@ def derivation(literal: int, at_hand: list[AtHand]) -> tuple[str, list[AtHand]] 
 def magic_constant(review: ReviewInput) -> Iterable[Finding]:
     scale = Scale(review.profile)
     for f, tree in review.python_files(include_tests=False, added_matching=re.compile(r"\d")):
-        if review.is_test(f.path):
+        if review.is_test(f.path) or BENCHMARK_PATH.search(f.path):
             continue
         index = index_of(tree)
         literals = index.literals_by_line
