@@ -153,6 +153,16 @@ def test_cpp_guard_parser():
     assert found[2].target == "z"
 
 
+def test_cpp_inplace_zeroings_name_their_buffer():
+    found = cpp_guards.guards(
+        "void f(aiter_tensor_t* out, torch::Tensor& ws, float* p, int n) {\n"
+        "  HIP_CALL(hipMemsetAsync(out->ptr, 0, n, s));\n  ws.fill_(0);\n  ws.fill_(1);\n"
+        "  hipMemset(reinterpret_cast<char*>(ws.data_ptr()) + 4, 0x0, n);\n  memset(p, 1, n);\n"
+        "  this->acc.zero_();\n  std::memset(&n, 0, sizeof(n));\n}\n")
+    assert [(g.line, g.target, g.inplace) for g in found] == [
+        (2, "out", True), (3, "ws", True), (5, "ws", True), (7, "acc", True), (8, "n", True)]  # fill_(1), memset(p, 1): not zeroings
+
+
 def test_head_position_of_a_deletion():
     f = ChangedFile(path="a.py", old_path=None, status="modified", language="python",
                     added=[(10, "new")], removed=[(10, "old"), (20, "gone")],

@@ -77,7 +77,7 @@ def _interesting(review: ReviewInput, fate) -> bool:
         return True
     if fate.fate == "changed":
         return fate.weakened.startswith(FALLS_THROUGH)
-    if fate.invariant and fate.fate in ("justified", "rewritten"):
+    if fate.invariant and (fate.fate in ("justified", "rewritten") or fate.fate == "gone" and fate.kind == "zeros"):
         return True  # the old comment said it must stay: only a citation clears that (D4)
     # A deleted `.contiguous()` stays an evidence line: on 600 merged aiter/ATOM PRs every one read was a
     # layout redesign (strided support, preshuffled buffers, a helper), not a forgotten guard.
@@ -102,7 +102,7 @@ def removed_guards(review: ReviewInput) -> Iterable[Finding]:
             contradiction = f" and the new comment says “{fate.contradiction}”" if fate.contradiction else ""
             yield Finding(
                 rule="invariant-reversal", path=fate.path, line=fate.head_line,
-                problem=f"{what}, although the base comment said it must stay: “{fate.invariant}”{contradiction}. "
+                problem=f"{what}, although the base comment said why it must stay: “{fate.invariant}”{contradiction}. "
                         "The PR cites no spec, asm or test for the new assumption.",
                 impact="If the old reason still holds, every reader of the buffer sees garbage (or unchecked "
                        "input) — silent corruption, not a crash.",

@@ -1,7 +1,7 @@
 """guards: the fate of every guard the PR deletes — moved, changed (weakened?), handled, or gone.
 
 A guard is an `assert`, an `if … raise`, a `raise`, a zero-initialisation (`torch.zeros`, `.zero_()`,
-`::zeros`), a `.contiguous()` call, or a C++ `TORCH_CHECK`/`AITER_CHECK`/`assert`/`throw`. Python is read
+`.fill_(0)`, `::zeros`, a memset of 0), a `.contiguous()` call, or a C++ `TORCH_CHECK`/`AITER_CHECK`/`assert`/`throw`. Python is read
 with `ast` on the base side (where the guard was) and the head side (where it may have gone); C++ with
 tree-sitter (lang/cpp_guards.py). Only code lines count: a guard whose lines are deleted and re-added
 identically was cancelled out by triage before this runs.
@@ -10,6 +10,7 @@ Fates:
   moved      the same guard (or the same asserted condition) is on the head side, maybe elsewhere
   changed    a guard of the same function checking the same names came back in another form
   replaced   a zero-initialised buffer is now allocated uninitialised (`torch.empty`) for the same target
+  gone       (for an in-place zeroing) the buffer is still used in the function and nothing clears it
   handled    head handles the checked name another way (std::optional / `is not None` at every use)
   gone-with-function / gone-with-branch / gone-with-subject / gone-with-use / gone-with-file
              the guarded code itself went away, so nothing is left to guard
@@ -34,12 +35,16 @@ from ..lang.regex import lazy_re
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
-PREFILTER = lazy_re(r"\bassert\b|\braise\b|\bthrow\b|CHECK|zeros|zero_\(|contiguous\(|ASSERT|_check\(")
+PREFILTER = lazy_re(r"\bassert\b|\braise\b|\bthrow\b|CHECK|zeros|zero_\(|fill_\(|[Mm]emset|contiguous\(|ASSERT|_check\(")
 CONDITION_LINE = lazy_re(r"^\s*(?:el)?if\b|^\s*(?:else\s+)?if\s*\(")  # an `if … raise` edits only its test
 INVARIANT_WORDS = lazy_re(
     r"\b(must|required|requires|require|needs? to|has to|have to|do not remove|don't remove|never remove|"
     r"otherwise|guarantees?|invariant)\b|read back as zero|must be zero|zero[- ]?init\w* (?:is )?(?:needed|required)",
     re.IGNORECASE)
+# A comment above a zeroing that gives its purpose states the invariant as well as a `must` would: "zero output so
+# padded rows stay deterministic". A bare description ("split-k atomic-accumulates into Out", "zero the buffer") does not.
+ZERO_PURPOSE = lazy_re(r"\bzero\w*\b[^.;:]*?(?:\bso (?:that )?\w|\botherwise\b|\bbecause\b|\bto (?:keep|avoid|ensure|prevent|"
+                       r"guarantee)\b|\bdeterministic|\bgarbage\b|\bNaNs?\b|\bstale\b)", re.IGNORECASE)
 CONTRADICTION_WORDS = lazy_re(
     r"\b(not needed|no need|needn't|never read|not read|unnecessary|not required|no longer (?:needed|required)|"
     r"uninitiali[sz]ed|ignores? it|ignored|no zero[- ]?init\w*|left as garbage|don't care)\b", re.IGNORECASE)
@@ -71,6 +76,7 @@ class Guard:
     stmt_line: int = 0  # first line of the enclosing statement (for the comment above it)
     exc: str = ""  # exception type of a raise
     message: str = ""  # literal text of the guard's message (assert msg, exception text, check arguments)
+    inplace: bool = False  # a zeroing of an existing buffer (`.zero_()`, `.fill_(0)`, memset), not an allocation
 
 
 @dataclass
@@ -244,11 +250,12 @@ def _guard_of(node: ast.AST, func: str, stmt: ast.stmt | None, out: list[Guard])
         target = _target(stmt)
         if last in ("zeros", "zeros_like", "new_zeros") or (last == "zero_" and isinstance(node.func, ast.Attribute)) \
                 or (last == "fill_" and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == 0):
-            if last in ("zero_", "fill_") and isinstance(node.func, ast.Attribute):
+            inplace = last in ("zero_", "fill_") and isinstance(node.func, ast.Attribute)
+            if inplace:
                 target = target or _norm(node.func.value)
             out.append(Guard("zeros", start, end, set(range(start, end + 1)), "zeros:" + _norm(node),
                              short(_norm(stmt) if stmt is not None and stmt.lineno == start else _norm(node)),
-                             "", _names(node), func, target, stmt_line))
+                             "", _names(node), func, target, stmt_line, inplace=inplace))
         elif last == "contiguous" and isinstance(node.func, ast.Attribute) and not node.args \
                 and not (isinstance(stmt, ast.Expr) and stmt.value is node):  # a discarded result guards nothing
             obj = _norm(node.func.value)
@@ -287,7 +294,7 @@ def cpp_guard_list(text: str, lines: set[int] | None = None, functions: set[str]
             asserted = f"!({g.condition})"
         out.append(Guard(kind, g.line, g.end_line, set(range(g.line, g.end_line + 1)), kind + ":" + g.key,
                          short(g.text), re.sub(r"\s+", "", asserted), g.subjects, g.function, g.target, g.line,
-                         message=g.message))
+                         message=g.message, inplace=g.inplace))
     return out
 
 
@@ -364,7 +371,9 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
                      target=g.target, language=f.language, subjects=sorted(g.subjects))
     if f.status != "deleted":
         fate.head_line = head_position(f, g.line)
-    fate.invariant = _comment_above(review, base_path, "base", f.language, g.stmt_line, g.end_line)
+    fate.invariant = _comment_above(review, base_path, "base", f.language, g.stmt_line, g.end_line) \
+        or (_comment_above(review, base_path, "base", f.language, g.stmt_line, g.end_line, pattern=ZERO_PURPOSE)
+            if g.kind == "zeros" else "")
     same_file = heads.get(f.path, [])
     added = {p: _added_set(review, p) for p in heads}
 
@@ -580,10 +589,13 @@ def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, 
             if h.kind == "zeros" and h.target == target and h.function == g.function:
                 fate.fate, fate.where, fate.new_text, fate.head_line = "changed", f"{f.path}:{h.line}", h.text, h.line
                 return fate
-        repl = _empty_assignment(review, f, tree, target, g.function)
+        repl = _empty_assignment(review, f, tree, target, g.function,
+                                 before=fate.head_line if g.inplace else None)
         if repl is not None:
             line, text = repl
-            fate.fate, fate.where, fate.new_text, fate.head_line = "replaced", f"{f.path}:{line}", text, line
+            fate.fate, fate.where, fate.new_text = "replaced", f"{f.path}:{line}", text
+            if not g.inplace or line in added:  # an allocation the PR left alone: the change is where the zeroing was
+                fate.head_line = line
             fate.contradiction = _comment_above(review, f.path, "head", f.language, line, line,
                                                 pattern=CONTRADICTION_WORDS)
             why = _comment_above(review, f.path, "head", f.language, line, line, pattern=ZERO_JUSTIFY) \
@@ -599,7 +611,9 @@ def _zeros_fate(review: ReviewInput, f: ChangedFile, g: Guard, fate: GuardFate, 
         if body and not re.search(rf"(?<![\w.]){re.escape(target.split('.')[-1])}\b", body):
             fate.fate = "gone-with-use"
             return fate
-        fate.fate = "changed" if body else "gone-with-function"
+        # an allocation of the target in another form is a change; an in-place zeroing of a buffer the function
+        # still uses is simply gone: the buffer now reaches its readers with whatever it held
+        fate.fate = ("gone" if g.inplace else "changed") if body else "gone-with-function"
         return fate
     if g.function and not body:
         fate.fate = "gone-with-function"
@@ -637,12 +651,14 @@ def _contiguous_fate(g: Guard, fate: GuardFate, same_file: list[Guard], added: s
 
 
 def _empty_assignment(review: ReviewInput, f: ChangedFile, tree: ast.Module | None, target: str,
-                      function: str) -> tuple[int, str] | None:
-    """The head line assigning `target` an uninitialised allocation in the same function, if any."""
+                      function: str, before: int | None = None) -> tuple[int, str] | None:
+    """The head line assigning `target` an uninitialised allocation in the same function, if any; with `before`
+    (where an in-place zeroing stood), the last such assignment above that line, which the zeroing cleared."""
     if tree is not None:
         scope = _function_index(review, f.path, "head").get(function) if function else tree
         if scope is None:
             return None
+        found: list[tuple[int, str]] = []
         for node in walk(scope):
             if not isinstance(node, (ast.Assign, ast.AnnAssign)):
                 continue
@@ -652,8 +668,11 @@ def _empty_assignment(review: ReviewInput, f: ChangedFile, tree: ast.Module | No
             calls = [c for c in walk(node.value) if isinstance(c, ast.Call)]
             if any(dotted_name(c.func).rsplit(".", 1)[-1] in EMPTY_CALLS
                    or (isinstance(c.func, ast.Attribute) and c.func.attr in EMPTY_CALLS) for c in calls):
-                return node.lineno, short(_norm(node))
-        return None
+                if before is None:
+                    return node.lineno, short(_norm(node))
+                found.append((node.lineno, short(_norm(node))))
+        above = [hit for hit in found if hit[0] <= before]
+        return max(above) if above else None  # allocated below it: another buffer under the same name
     pattern = re.compile(rf"\b{re.escape(target)}\s*=.*\b(?:empty|empty_like)\s*\(")
     for n, line in f.added:
         if pattern.search(line):

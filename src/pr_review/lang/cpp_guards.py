@@ -2,7 +2,8 @@
 
 A guard is what a deletion can weaken: `TORCH_CHECK(cond, …)`, `AITER_CHECK(…)`, `assert(…)`,
 `TORCH_INTERNAL_ASSERT(…)`, `CHECK_*` input macros, `throw …` (with its enclosing `if` condition),
-`torch::zeros`/`at::zeros`/`::zeros`/`.zero_()` and `.contiguous()`. Each comes with a normalised key
+`torch::zeros`/`at::zeros`/`::zeros`/`.zero_()`/`.fill_(0)`, a `memset`/`hipMemset`/`hipMemsetAsync`/`cudaMemset`
+of the value 0, and `.contiguous()`. Each comes with a normalised key
 (so a reformatted copy matches), its condition, the identifiers it checks and its enclosing function.
 """
 from __future__ import annotations
@@ -37,8 +38,13 @@ class CppGuard:
     condition: str  # the checked condition ('' for zeros/contiguous)
     subjects: set[str] = field(default_factory=set)
     function: str = ""
-    target: str = ""  # assignment target of a zero-init / contiguous call
+    target: str = ""  # assignment target of a zero-init / contiguous call; the buffer an in-place zeroing clears
     message: str = ""  # the literal text of the check's message, for recognising a reworded copy
+    inplace: bool = False  # a zeroing of an existing buffer (`.zero_()`, `.fill_(0)`, memset), not an allocation
+
+
+MEMSETS = {"memset", "hipMemset", "hipMemsetAsync", "cudaMemset", "cudaMemsetAsync", "hipMemsetD8", "hipMemsetD8Async",
+           "hipMemsetD32", "hipMemsetD32Async"}
 
 
 def _text(node: Node | None) -> str:
@@ -128,12 +134,16 @@ def guards(text: str, lines: set[int] | None = None, functions: set[str] | None 
                 out.append(CppGuard("check", node.start_point[0] + 1, node.end_point[0] + 1,
                                     name + _squash(_text(args)), _first_line(_text(node)), cond,
                                     subjects_of(cond), _function_name(node), message=message))
-            elif func is not None and bare in ("zeros", "zeros_like", "zero_") \
-                    and (bare == "zero_") == (func.type == "field_expression"):
+            elif func is not None and bare in ("zeros", "zeros_like") and func.type != "field_expression":
                 stmt = _statement(node)
                 out.append(CppGuard("zeros", stmt.start_point[0] + 1, stmt.end_point[0] + 1, _squash(_text(node)),
                                     _first_line(_text(stmt)), "", subjects_of(_text(args)), _function_name(node),
                                     _target(stmt)))
+            elif func is not None and (cleared := _cleared(node, func, bare, args)) is not None:
+                stmt = _statement(node)
+                out.append(CppGuard("zeros", stmt.start_point[0] + 1, stmt.end_point[0] + 1, _squash(_text(node)),
+                                    _first_line(_text(stmt)), "", subjects_of(_text(cleared)), _function_name(node),
+                                    _target(stmt) or _buffer(cleared), inplace=True))
             elif func is not None and func.type == "field_expression" and bare == "contiguous":
                 stmt = _statement(node)
                 obj = _text(func.child_by_field_name("argument"))
@@ -153,6 +163,49 @@ def guards(text: str, lines: set[int] | None = None, functions: set[str] | None 
                                 _first_line(_text(node)), cond, subjects_of(cond), _function_name(node),
                                 message=message))
     return out
+
+
+def _zero(node: Node | None) -> bool:
+    return node is not None and node.type == "number_literal" and \
+        re.fullmatch(r"0+(?:[xX]0+)?[uUlL]*|0*\.0*[fF]?", _text(node)) is not None
+
+
+def _cleared(node: Node, func: Node, bare: str, args: Node | None) -> Node | None:
+    """The buffer expression an in-place zeroing clears: the object of `.zero_()` / `.fill_(0)`, the
+    destination of a memset whose value is 0; None for any other call."""
+    values = [c for c in (args.named_children if args is not None else []) if c.type != "comment"]
+    if func.type == "field_expression" and (bare == "zero_" and not values or bare == "fill_" and len(values) == 1
+                                            and _zero(values[0])):
+        return func.child_by_field_name("argument")
+    if bare in MEMSETS and len(values) >= 2 and _zero(values[1]):
+        return values[0]
+    return None
+
+
+def _buffer(node: Node) -> str:
+    """The variable a buffer expression names: `out` in `out->ptr`, `ws.data_ptr()`, `&x`,
+    `reinterpret_cast<char*>(ws.data_ptr()) + off`, `buf[i]`; a member's name when it is `this->`'s."""
+    while True:
+        if node.type in ("field_expression", "subscript_expression", "pointer_expression"):
+            inner = node.child_by_field_name("argument")
+            if node.type == "field_expression" and inner is not None and inner.type == "this":
+                return _text(node.child_by_field_name("field"))
+        elif node.type == "call_expression":
+            func = node.child_by_field_name("function")
+            args = [c for c in node.child_by_field_name("arguments").named_children if c.type != "comment"]
+            inner = func.child_by_field_name("argument") if func is not None and func.type == "field_expression" \
+                else (args[0] if len(args) == 1 else None)  # `x.data_ptr()`, `static_cast<void*>(x)`
+        elif node.type == "binary_expression":
+            inner = node.child_by_field_name("left")
+        elif node.type == "cast_expression":
+            inner = node.child_by_field_name("value")
+        elif node.type == "parenthesized_expression":
+            inner = node.named_children[0] if node.named_children else None
+        else:
+            return _text(node) if node.type in ("identifier", "qualified_identifier") else ""
+        if inner is None:
+            return ""
+        node = inner
 
 
 def _first_line(text: str) -> str:
