@@ -15,7 +15,7 @@ from . import __version__
 from .catalog import Catalog, load_catalog, load_rules
 from .config import CONFIG_PATH, RepoConfig, parse_config
 from .derivation import Facts, derive
-from .detectors import ReviewInput, all_detectors
+from .detectors import Detector, ReviewInput, all_detectors
 from .evidence import collect
 from .gate import finalize, not_checked_files
 from .git import CatFile, Repo
@@ -149,6 +149,31 @@ def apply_budget(files: list[ChangedFile], budget: int | None = None) -> None:
         f.skipped = f"not analysed: the PR changes {len(source)} source files, over the {budget}-file budget of one review"
 
 
+def _applicable(review: ReviewInput, catalog: Catalog) -> list[tuple[Detector, list[str]]]:
+    """The detectors with a rule that applies to the review's profile, each with those rules (a text rule
+    needs a PR description)."""
+    described = bool((review.pr.body or "").strip())
+    out = []
+    for det in all_detectors():
+        rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)
+                 and (described or catalog.rules[r].detector != "text")]
+        if rules:
+            out.append((det, rules))
+    return out
+
+
+def plan_searches(review: ReviewInput, catalog: Catalog) -> None:
+    """Tell the review's source every name the evidence and the detectors will search the head tree's
+    Python files for, so that the first such search looks for all of them (`Source.plan_words`)."""
+    words = set(review.facts.searched_words())
+    for det, _ in _applicable(review, catalog):
+        try:
+            words.update(det.searches(review) if det.searches else ())
+        except Exception:  # only a plan: the detector still runs, and reports its own failure
+            continue
+    review.source.plan_words(words)
+
+
 def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str],
                   ) -> tuple[list[Finding], dict[str, str], dict[str, float]]:
     """All detectors whose rules apply to the profile; returns findings, per decided rule what was
@@ -156,12 +181,7 @@ def run_detectors(review: ReviewInput, catalog: Catalog, notes: list[str],
     findings: list[Finding] = []
     decided: dict[str, str] = {}
     seconds: dict[str, float] = {}
-    described = bool((review.pr.body or "").strip())
-    for det in all_detectors():
-        rules = [r for r in det.rules if r in catalog.rules and catalog.rules[r].applies_to(review.profile.name)
-                 and (described or catalog.rules[r].detector != "text")]  # text rules need text
-        if not rules:
-            continue
+    for det, rules in _applicable(review, catalog):
         start = time.perf_counter()
         try:
             produced = list(det.func(review))
@@ -294,6 +314,7 @@ def _review(request: ReviewRequest) -> Report:
         review_input = ReviewInput(files=files, profile=ctx.profile, pr=request.pr, source=ctx.source,
                                    code=tri.code, families=fired, stale=tri.stale, facts=repo_facts)
         with timer.stage("evidence"):
+            plan_searches(review_input, ctx.catalog)
             artifacts = collect(review_input, ctx.notes)
             review_input.evidence = {name: a.data for name, a in artifacts.items()}
         with timer.stage("detectors"):

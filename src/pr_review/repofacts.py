@@ -97,7 +97,7 @@ class RepoFacts:
             # every script of the PR, a third of this pattern's cost), and the pattern reads its lines
             if side == "head" and not self._importers_searched:
                 self._importers_searched = True
-                leaves = [_module_leaf(p) for p in self._changed if self._may_be_script(p)]
+                leaves = self.searched_words()
                 if len(set(leaves)) > 1:
                     self.source.grep_words(leaves, "head", ("*.py",))
             reads = re.compile(importer, re.ASCII)
@@ -105,6 +105,11 @@ class RepoFacts:
         else:
             importers = self.source.grep(importer, side, ("*.py",), files_only=True)
         return not any(p != path and self.role(p) not in ("test", "benchmark") for p, _, _ in importers)
+
+    def searched_words(self) -> list[str]:
+        """The names `is_script` will search the head tree for: the module of each changed file that may
+        be a script (the review plans its one search of the tree with them)."""
+        return [_module_leaf(p) for p in self._changed if self._may_be_script(p)]
 
     def _may_be_script(self, path: str) -> bool:
         """A changed head file whose script question would search for its importers by word."""

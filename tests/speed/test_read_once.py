@@ -291,3 +291,36 @@ def test_a_tree_read_once_is_the_reviews_own_or_is_freed_after_the_look(source: 
     finally:
         gc.enable()
     assert ("head", "n.py") not in source._trees
+
+
+def test_a_planned_search_answers_every_later_search_holding_a_planned_name_as_git_would(tmp_path: Path):
+    import re
+
+    from conftest import make_repo
+
+    files = {"a/x.py": "helper(1)\nhelpers = 2\nfrom modlib import helper_v2\n", "a-b/y.py": "other()\nhelper\n",
+             "a.py": "x = other_thing(2)\nimport modlib\n", "b/z.py": "nothing\n", "c.txt": "helper\n",
+             "d/modlib.py": "def helper_v2(x):\n    return x\n"}
+    repo = Repo.open(make_repo(tmp_path / "repo", files, files))
+    questions = [("helper", {"word": True}), ("helper", {"fixed": True}), ("helper_v2", {"fixed": True, "files_only": True}),
+                 ("helper|other", {"word": True}), ("other", {"word": True, "files_only": True}),
+                 ("other_thing", {"fixed": True}), (r"\bhelper_v2\s*\(", {}), (r"(import|from)\s+modlib\b", {"files_only": True}),
+                 ("nowhere", {"word": True})]
+    plain = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    expected = [plain.grep(pattern, "head", ("*.py",), **kw) for pattern, kw in questions]
+    planned = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    planned.plan_words(["helper", "other", "modlib", "if", "x"])  # a keyword and a short name are not planned
+    searched = []
+    real = repo.grep
+    repo.grep = lambda *a, **k: searched.append((a[0], a[2])) or real(*a, **k)  # type: ignore[method-assign]
+    assert [planned.grep(pattern, "head", ("*.py",), **kw) for pattern, kw in questions] == expected
+    # one search of the tree for the planned names, the one name no planned word covers, and git's run of
+    # each narrowed regex on the files the planned lines name
+    whole_tree = [pattern for pattern, pathspecs in searched if "*.py" in pathspecs]
+    assert whole_tree == ["helper|modlib|other", "nowhere"]
+    assert [pattern for pattern, pathspecs in searched if "*.py" not in pathspecs] == [r"\bhelper_v2\s*\(",
+                                                                                     r"(import|from)\s+modlib\b"]
+    assert planned.grep_words(["helper", "other"]) == plain.grep_words(["helper", "other"])
+    assert planned.grep_fixed(["helper_v2", "other_thing"], "head", ("*.py",)) == \
+        plain.grep_fixed(["helper_v2", "other_thing"], "head", ("*.py",))
+    assert len(searched) == 4  # answered from what was read

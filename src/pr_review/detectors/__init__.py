@@ -17,19 +17,23 @@ DetectorFunc = Callable[[ReviewInput], Iterable[Finding]]
 
 @record(frozen=True)
 class Detector:
-    """A registered detector: its name, the rules it decides, its function."""
+    """A registered detector: its name, the rules it decides, its function, and what of the head tree's
+    Python files it will search for (`searches`: names read from the diff and the trees, without a
+    search; the review looks for every detector's names in one search, before any of them runs)."""
 
     name: str
     rules: tuple[str, ...]
     func: DetectorFunc
+    searches: Callable[[ReviewInput], Iterable[str]] | None = None
 
 
 REGISTRY: list[Detector] = []
 
 
-def detector(*rule_ids: str) -> Callable[[DetectorFunc], DetectorFunc]:
+def detector(*rule_ids: str, searches: Callable[[ReviewInput], Iterable[str]] | None = None,
+             ) -> Callable[[DetectorFunc], DetectorFunc]:
     def register(func: DetectorFunc) -> DetectorFunc:
-        REGISTRY.append(Detector(func.__name__.replace("_", "-"), tuple(rule_ids), func))
+        REGISTRY.append(Detector(func.__name__.replace("_", "-"), tuple(rule_ids), func, searches))
         return func
     return register
 

@@ -252,21 +252,15 @@ SEARCHES_PLANNED = "_api_searches_planned"
 REMOVALS = "_api_removals"
 
 
-def _plan_searches(review: ReviewInput) -> None:
-    """Ask git, once for the review, for every line naming a word the API checks will look up in the head
-    tree: each changed function's name (its siblings, its other implementations), its project decorators,
-    its class and the class's bases, the functions a new value is handed to, the new parameters a check
-    may follow to other files, and every def the PR removes or strips of a parameter (who still calls it).
-    The checks read their lines from this one search (`_matching`, `grep_words`) instead of searching the
-    tree once per function, parameter, decorator and class: a search reads every Python blob of the tree,
-    ~0.1 s on aiter, whatever it looks for."""
-    if review.__dict__.get(SEARCHES_PLANNED):
-        return
-    review.__dict__[SEARCHES_PLANNED] = True
+def searched_words(review: ReviewInput) -> set[str]:
+    """Every word the API checks will look up in the head tree's Python files: each changed function's
+    name (its siblings, its other implementations), its project decorators, its class and the class's
+    bases, the functions a new value is handed to, the new parameters a check may follow to other files,
+    and every def the PR removes or strips of a parameter (who still calls it). Read from the diff and
+    the two trees alone, without a search (the review plans its one search of the tree with them), so
+    over every changed non-test file: which of them are library code is itself a search."""
     words: set[str] = set()
     for f, tree in review.python_files(include_tests=False):
-        if not api_path(review, f.path):
-            continue
         base_tree = review.base_python(f)
         for sig in _changed_signatures(f, tree, base_tree):
             func = sig.func
@@ -293,20 +287,31 @@ def _plan_searches(review: ReviewInput) -> None:
                 words.update(name for name in added if name not in reads and CORRECTNESS_PARAM.search(name))
     removals, gone_defs = _removals(review)
     words.update([*(r.func.name for r in removals), *(g.base.name for g in gone_defs)])
-    words = {n for n in words if n.isidentifier()}
+    return {n for n in words if n.isidentifier()}
+
+
+def _plan_searches(review: ReviewInput) -> None:
+    """Ask git, once for the review, for every line naming a word the API checks will look up in the head
+    tree (`searched_words`); the checks read their lines from this one search (`_matching`, `grep_words`)
+    instead of searching the tree once per function, parameter, decorator and class: a search reads every
+    Python blob of the tree, ~0.1 s on aiter, whatever it looks for."""
+    if review.__dict__.get(SEARCHES_PLANNED):
+        return
+    review.__dict__[SEARCHES_PLANNED] = True
+    words = searched_words(review)
     if len(words) > 1:
         review.source.grep_words(sorted(words))
 
 
 def _removals(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
-    """The parameters and public defs the PR removes from library files, once per review (the search plan
-    names them, the checks judge them). Files that only lose lines count too: a PR may delete a public def
-    and nothing else in its file."""
+    """The parameters and public defs the PR removes from non-test files, once per review (the search plan
+    names them, the checks judge those of library files). Files that only lose lines count too: a PR may
+    delete a public def and nothing else in its file."""
     if REMOVALS not in review.__dict__:
         removals: list[_Removal] = []
         gone_defs: list[_GoneDef] = []
         for f, tree in review.python_files(include_tests=False, removed_only=True):
-            base_tree = review.base_python(f) if api_path(review, f.path) else None
+            base_tree = review.base_python(f)
             if base_tree is not None:
                 removals += _param_removals(f, tree, base_tree)
                 gone_defs += _gone_defs(review, f, tree, base_tree)
@@ -417,7 +422,7 @@ def passes(call: ast.Call, func: Func, param: str) -> bool | None:
 # api-propagation-incomplete
 # --------------------------------------------------------------------------------------------
 
-@detector("api-propagation-incomplete", "removed-api-still-used")
+@detector("api-propagation-incomplete", "removed-api-still-used", searches=searched_words)
 def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
     _plan_searches(review)
     for f, tree in review.python_files(include_tests=False):
@@ -427,7 +432,7 @@ def api_propagation_incomplete(review: ReviewInput) -> Iterable[Finding]:
         yield from _param_discard(review, f, tree, base_tree)
         if any("getattr(" in t for _, t in f.added):
             yield from _attr_missing(f, tree, base_tree)
-    removals, gone_defs = _removals(review)
+    removals, gone_defs = ([x for x in found if api_path(review, x.f.path)] for found in _removals(review))
     if not removals and not gone_defs:
         return
     # one tree-wide look-up for every name involved, however many files the PR touches
