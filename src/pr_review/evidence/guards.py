@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from typing import Iterator
 
@@ -32,6 +32,7 @@ from ..lang.index import index_of
 from ..lang.python import children, dotted_name, parse_expression, walk
 from ..lang.python import comments as py_comments
 from ..lang.regex import lazy_re
+from ..model import record
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 
@@ -61,7 +62,7 @@ EMPTY_CALLS = ("empty", "empty_like", "new_empty", "empty_strided")
 CONDITION_KINDS = {"assert", "if-raise", "check", "throw", "raise"}
 
 
-@dataclass
+@record
 class Guard:
     kind: str  # assert | if-raise | raise | check | throw | zeros | contiguous
     line: int
@@ -79,7 +80,7 @@ class Guard:
     inplace: bool = False  # a zeroing of an existing buffer (`.zero_()`, `.fill_(0)`, memset), not an allocation
 
 
-@dataclass
+@record
 class GuardFate:
     path: str
     base_line: int

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
-
-from tree_sitter import Node
+from dataclasses import field
+from typing import TYPE_CHECKING
 
 from . import cpp
 from .regex import lazy_re
+from ..model import record
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 CHECK_MACRO = lazy_re(r"^(?:TORCH_CHECK\w*|TORCH_INTERNAL_ASSERT\w*|AITER_CHECK\w*|assert|CHECK_[A-Z0-9_]+|"
                          r"[A-Z][A-Z0-9]*_CHECK(?:_[A-Z0-9_]+)?)$")
@@ -28,7 +31,7 @@ CPP_NOISE = {"true", "false", "nullptr", "NULL", "sizeof", "static_cast", "reint
              "kBFloat16", "value", "has_value", "data_ptr", "defined", "stride", "device", "is_cuda", "get"}
 
 
-@dataclass
+@record
 class CppGuard:
     kind: str  # check | throw | zeros | contiguous
     line: int  # 1-based first line of the guarding statement
