@@ -57,8 +57,10 @@ def make_repo(root: Path, base: dict[str, str | bytes], head: dict[str, str | by
 
 
 def copy_tree(src: Path, dest: Path) -> None:
+    """`src` copied over `dest`, every file written now: a file keeping its source's modification time
+    over a same-sized one can look unchanged to `git add`, and the fixture's diff comes out empty."""
     if src.is_dir():
-        shutil.copytree(src, dest, dirs_exist_ok=True)
+        shutil.copytree(src, dest, dirs_exist_ok=True, copy_function=shutil.copyfile)
 
 
 @pytest.fixture

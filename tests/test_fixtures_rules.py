@@ -55,6 +55,12 @@ def test_fixture(case: Path, tmp_path: Path) -> None:
         base_tip=base_tip,
         pr=PRInfo(title=expect.get("title", ""), body=expect.get("body", "")),
     ))
+    # the PR the review read is the one the fixture writes: every head file that differs from base, every deletion
+    changed = {path.relative_to(case / "head").as_posix() for path in (case / "head").rglob("*") if path.is_file()
+               and (not (case / "base" / path.relative_to(case / "head")).is_file()
+                    or (case / "base" / path.relative_to(case / "head")).read_bytes() != path.read_bytes())}
+    assert set(git(repo, "diff", "--no-renames", "--name-only", "-z", "main...pr").split("\0")) - {""} == \
+        changed | set(expect.get("delete") or [])
     got = sorted((f.rule, f.path, f.line) for f in report.all_findings if f.rule == rule)
     want = sorted((f["rule"], f["path"], f["line"]) for f in expect.get("findings") or [])
     assert got == want, "\n".join(f"{f.path}:{f.line} {f.problem}" for f in report.all_findings if f.rule == rule)
