@@ -248,17 +248,17 @@ def _matching(review: ReviewInput, names: Iterable[str], pattern: str) -> list[t
     return sorted((h for h in hits if regex.search(h[2])), key=lambda h: (h[0].encode(), h[1]))
 
 
-SEARCHES_PLANNED = "_api_searches_planned"
-REMOVALS = "_api_removals"
-
-
 def searched_words(review: ReviewInput) -> set[str]:
     """Every word the API checks will look up in the head tree's Python files: each changed function's
     name (its siblings, its other implementations), its project decorators, its class and the class's
     bases, the functions a new value is handed to, the new parameters a check may follow to other files,
     and every def the PR removes or strips of a parameter (who still calls it). Read from the diff and
     the two trees alone, without a search (the review plans its one search of the tree with them), so
-    over every changed non-test file: which of them are library code is itself a search."""
+    over every changed non-test file: which of them are library code is itself a search. Once per review."""
+    return _once(review, "_api_searched_words", _searched_words)
+
+
+def _searched_words(review: ReviewInput) -> set[str]:
     words: set[str] = set()
     for f, tree in review.python_files(include_tests=False):
         base_tree = review.base_python(f)
@@ -295,28 +295,35 @@ def _plan_searches(review: ReviewInput) -> None:
     tree (`searched_words`); the checks read their lines from this one search (`_matching`, `grep_words`)
     instead of searching the tree once per function, parameter, decorator and class: a search reads every
     Python blob of the tree, ~0.1 s on aiter, whatever it looks for."""
-    if review.__dict__.get(SEARCHES_PLANNED):
-        return
-    review.__dict__[SEARCHES_PLANNED] = True
     words = searched_words(review)
-    if len(words) > 1:
-        review.source.grep_words(sorted(words))
+    if len(words) > 1:  # one word is searched by the check that asks, if one asks
+        _once(review, "_api_searches_planned", lambda r: r.source.grep_words(sorted(words)))
 
 
 def _removals(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
     """The parameters and public defs the PR removes from non-test files, once per review (the search plan
     names them, the checks judge those of library files). Files that only lose lines count too: a PR may
     delete a public def and nothing else in its file."""
-    if REMOVALS not in review.__dict__:
-        removals: list[_Removal] = []
-        gone_defs: list[_GoneDef] = []
-        for f, tree in review.python_files(include_tests=False, removed_only=True):
-            base_tree = review.base_python(f)
-            if base_tree is not None:
-                removals += _param_removals(f, tree, base_tree)
-                gone_defs += _gone_defs(review, f, tree, base_tree)
-        review.__dict__[REMOVALS] = (removals, gone_defs)
-    return review.__dict__[REMOVALS]
+    return _once(review, "_api_removals", _removals_in)
+
+
+def _removals_in(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
+    removals: list[_Removal] = []
+    gone_defs: list[_GoneDef] = []
+    for f, tree in review.python_files(include_tests=False, removed_only=True):
+        base_tree = review.base_python(f)
+        if base_tree is not None:
+            removals += _param_removals(f, tree, base_tree)
+            gone_defs += _gone_defs(review, f, tree, base_tree)
+    return removals, gone_defs
+
+
+def _once(review: ReviewInput, key: str, compute):
+    """`compute(review)`, computed once per review and kept on it under `key`: the two API detectors and
+    the review's search plan ask the same questions."""
+    if key not in review.__dict__:
+        review.__dict__[key] = compute(review)
+    return review.__dict__[key]
 
 
 MODULE_BASES = MARKER_BASES | {"Module", "nn.Module", "Enum", "IntEnum", "NamedTuple", "dataclass", "Exception",
