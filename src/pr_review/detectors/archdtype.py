@@ -26,8 +26,9 @@ ARCH_LITERAL = lazy_re(r"^gfx[0-9]{2,4}[a-z]?$")
 # arch and dtype literals pick what to sweep, not what users run.
 TUNING_PATH = lazy_re(r"(^|/)(\w*_)?tun(e|ing)(_\w*)?/|(^|/|_)tun(e|ing)(_utils?)?\.py$|_tune_\w*\.py$")
 # A name, condition or function that pins one fp8 flavour (or an MX format, which is OCP by spec).
+# a flavour or arch check; arch also by product name (`#ifdef __HIP__MI300__`, `is_mi300()`, CDNA3)
 FLAVOUR = lazy_re(r"fnuz|e4m3|e5m2|ocp|float8|fp8_?t\b|gfx\d|__gfx|(^|[^a-z])mx(fp)?\d?([^a-z]|$)|mxfp|is_same|dtype|"
-                     r"scalar_type|arch|FNUZ|Fp8|FP8", re.IGNORECASE)
+                     r"scalar_type|arch|FNUZ|Fp8|FP8|(^|[^a-z])mi[23]\d\d|cdna\d", re.IGNORECASE)
 FLAVOUR_NAME = lazy_re(r"fnuz|e4m3|e5m2|ocp|(^|_)mx(fp\d+)?(_|$)|mxfp|gfx\d", re.IGNORECASE)
 
 
@@ -622,8 +623,10 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
 
 
 FIXED_FLAVOUR = {
-    240.0: lazy_re(r"e4m3_?fnuz", re.IGNORECASE),
-    448.0: lazy_re(r"e4m3_?fn(?!uz)|\bocp\b|__hip_fp8_e4m3(?!_fnuz)", re.IGNORECASE),
+    # `hip_fp8`: the hip_float8.h struct aiter and vLLM carry, e4m3 with negative-zero NaN, i.e. fnuz
+    240.0: lazy_re(r"e4m3_?fnuz|\bhip_fp8\b", re.IGNORECASE),
+    # e8m0 block scales are the MX format, whose fp8 elements are OCP e4m3 by its spec
+    448.0: lazy_re(r"e4m3_?fn(?!uz)|\bocp\b|__hip_fp8_e4m3(?!_fnuz)|e8m0", re.IGNORECASE),
     57344.0: lazy_re(r"e5m2|bf8", re.IGNORECASE),  # AMD names e5m2 bf8; its max is 57344 in both flavours
 }
 
