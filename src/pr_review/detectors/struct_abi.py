@@ -104,22 +104,46 @@ def _assertions_on(text: str, line: int) -> Iterator:
 
 
 def _pins_layout(assertion, name: str) -> bool:
-    """Whether an assertion fixes where `name`'s fields sit: an `offsetof(name, field)`, or `sizeof(name)`
-    compared for equality (`== 48`, `== sizeof(Mirror)`). A bound (`sizeof(X) <= 128`, `% 8 == 0`, a count
-    of elements that fit in a buffer) only caps the size: fields may move under it, by design."""
+    """Whether an assertion fixes where `name`'s fields sit: an `offsetof(name, field)` or `sizeof(name)`
+    compared for equality with something outside the struct (`== 48`, `== sizeof(Mirror)`). A bound
+    (`sizeof(X) <= 128`, `% 8 == 0`, a count of elements that fit in a buffer) only caps the size, and two
+    of the struct's own offsets compared (`offsetof(S, a) == offsetof(S, b)`: members overlaid in a union)
+    only tie its fields together: fields may move under either, by design."""
     pattern = re.compile(rf"^(\w+::)*{name}$|^(struct|class)\s+(\w+::)*{name}$")
     for node in cpp.walk(assertion):
+        if node.type == "offsetof_expression":
+            described = node.child_by_field_name("type")
+            if described is None or not pattern.search(cpp.text_of(described).strip()):
+                continue
+        elif node.type != "sizeof_expression" or not _sized(node, pattern):
+            continue
+        other = _equated_with(node)
+        if other is not None and not _measures(other, pattern):
+            return True
+    return False
+
+
+def _equated_with(node):
+    """The other operand when `node` (through parentheses) is a side of `==` or `!=`, else None."""
+    child, parent = node, node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        child, parent = parent, parent.parent
+    if parent is None or parent.type != "binary_expression" or \
+            cpp.text_of(parent.child_by_field_name("operator")) not in ("==", "!="):
+        return None
+    left, right = parent.child_by_field_name("left"), parent.child_by_field_name("right")
+    return right if left == child else left
+
+
+def _measures(expression, pattern: re.Pattern[str]) -> bool:
+    """Whether `expression` holds an offsetof or sizeof of the struct `pattern` names."""
+    for node in cpp.walk(expression):
         if node.type == "offsetof_expression":
             described = node.child_by_field_name("type")
             if described is not None and pattern.search(cpp.text_of(described).strip()):
                 return True
         elif node.type == "sizeof_expression" and _sized(node, pattern):
-            parent = node.parent
-            while parent is not None and parent.type == "parenthesized_expression":
-                parent = parent.parent
-            if parent is not None and parent.type == "binary_expression" and \
-                    cpp.text_of(parent.child_by_field_name("operator")) in ("==", "!="):
-                return True
+            return True
     return False
 
 
