@@ -361,9 +361,6 @@ def id_table_bound(scale: Scale) -> tuple[int, str] | None:
 SHAPE_CALLS = ALLOCATORS + RESHAPES + ("new_tensor", "as_strided")
 TRIVIAL = {0, 1, 2, -1}
 KERNEL_NAMESPACES = ("tl", "gl", "triton", "ttgl")
-# A benchmark measures a fixed, spelled-out shape on purpose, like a test: `benchmarks/`, `op_benchmarks/`,
-# `bench_*.py`, `benchmark_*.py`.
-BENCHMARK_PATH = lazy_re(r"(^|/)\w*bench(mark)?s?/|(^|/)bench(mark)?_[^/]*\.py$")
 CONFIG_OBJECT = lazy_re(r"(?:^|\.)(?:\w*config\w*|args)$", re.IGNORECASE)
 
 
@@ -520,8 +517,8 @@ def derivation(literal: int, at_hand: list[AtHand]) -> tuple[str, list[AtHand]] 
 def magic_constant(review: ReviewInput) -> Iterable[Finding]:
     scale = Scale(review.profile)
     for f, tree in review.python_files(include_tests=False, added_matching=re.compile(r"\d")):
-        if review.is_test(f.path) or BENCHMARK_PATH.search(f.path):
-            continue
+        if review.is_test(f.path) or review.facts.role(f.path) == "benchmark":
+            continue  # a benchmark measures a fixed, spelled-out shape on purpose, like a test
         index = index_of(tree)
         literals = index.literals_by_line
         lines = [n for n in f.added_lines if n in literals]
