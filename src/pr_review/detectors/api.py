@@ -88,6 +88,11 @@ def parameters_of(func: Func) -> list[ast.arg]:
     return a.posonlyargs + a.args + a.kwonlyargs
 
 
+def param_names(func: Func) -> list[str]:
+    """The names of `func`'s parameters, in order (not *args/**kwargs)."""
+    return [a.arg for a in parameters_of(func)]
+
+
 def defaults_of(func: Func) -> dict[str, ast.AST]:
     a = func.args
     positional = a.posonlyargs + a.args
@@ -150,7 +155,7 @@ def _method_signature_shared(review: ReviewInput, tree: ast.Module, cls: ast.Cla
     for node in _index(tree).classes:
         if node is not cls:
             for item in node.body:
-                if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in {a.arg for a in parameters_of(item)}:
+                if isinstance(item, FUNCTION_TYPES) and item.name == func.name and param in param_names(item):
                     return True
     if _patched_at_run_time(review, cls, func):
         return True
@@ -186,7 +191,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
     `forward` takes the parameter mirrors that signature too (the CustomOp convention)."""
     stem = func.name.split("_", 1)[0] if func.name.startswith("forward_") else None
     if stem and any(isinstance(item, FUNCTION_TYPES) and item is not func and (item.name == stem or item.name.startswith(stem + "_"))
-                    and param in {a.arg for a in parameters_of(item)} for item in cls.body):
+                    and param in param_names(item) for item in cls.body):
         return True
     defining = {p for p, _, _ in _matching(review, [func.name], _method_pattern(func.name))}
     if len(defining) < 1:
@@ -204,7 +209,7 @@ def _sibling_protocol(review: ReviewInput, cls: ast.ClassDef, func: Func, param:
                 continue
             for item in node.body:
                 if isinstance(item, FUNCTION_TYPES) and item.name == func.name \
-                        and param in {a.arg for a in parameters_of(item)}:
+                        and param in param_names(item):
                     return True
     return False
 
@@ -266,7 +271,7 @@ def _searched_words(review: ReviewInput) -> set[str]:
             func = sig.func
             if sig.base is None:
                 continue  # a new function: neither rule asks about its parameters
-            base_params = {a.arg for a in parameters_of(sig.base)}
+            base_params = set(param_names(sig.base))
             added = [a.arg for a in parameters_of(func) if a.arg not in base_params and a.arg not in ("self", "cls")]
             if not added:
                 continue
@@ -457,7 +462,7 @@ def _discarded(review: ReviewInput, tree: ast.Module, sig: _Sig, conventions: se
     func = sig.func
     if _is_stub(func) or _cached(func):
         return []  # a memoised function reads every argument: each one is part of its cache key
-    base_params = {a.arg for a in parameters_of(sig.base)} if sig.base is not None else set()
+    base_params = set(param_names(sig.base)) if sig.base is not None else set()
     reads, dynamic = names_read(func)
     if dynamic or (sig.base is not None and _dropped_everything(sig.base)):
         return []  # the base took any argument in a catch-all it never read: naming them drops nothing new
@@ -492,8 +497,8 @@ def _twin_method_reads(cls: ast.ClassDef, func: Func, param: str) -> bool:
     """Another method of the class takes the same parameters in the same order and reads `param` (fla's
     `chunk_fwd_h_verifier` beside `chunk_fwd_h`): one argument list is handed to both, and the check
     need not look at every argument the implementation uses."""
-    names = [a.arg for a in parameters_of(func)]
-    return any(isinstance(item, FUNCTION_TYPES) and item is not func and [a.arg for a in parameters_of(item)] == names
+    names = param_names(func)
+    return any(isinstance(item, FUNCTION_TYPES) and item is not func and param_names(item) == names
                and param in names_read(item)[0] for item in cls.body)
 
 
@@ -526,7 +531,7 @@ def _routed_elsewhere(review: ReviewInput, func: Func, param: str, limit: int = 
         other = review.source.python(path)
         for node in index_of(other).nodes if other is not None else ():
             if isinstance(node, FUNCTION_TYPES) and node is not func and node.name == func.name \
-                    and param in {a.arg for a in parameters_of(node)} and param in names_read(node)[0]:
+                    and param in param_names(node) and param in names_read(node)[0]:
                 return True
     return False
 
@@ -547,7 +552,7 @@ def _renamed_unread(base: Func, func: Func, name: str) -> bool:
     new_default = defaults_of(func).get(name)
     if new_default is None:
         return False
-    head_names = {a.arg for a in parameters_of(func)}
+    head_names = set(param_names(func))
     base_reads = names_read(base)[0]
     old_defaults = defaults_of(base)
     return any(a.arg not in head_names and a.arg not in base_reads and a.arg in old_defaults
@@ -609,8 +614,8 @@ def _signature_replaced(sig: _Sig) -> bool:
     """No parameter of the base `def` survives in the head (`_swizzle_mxfp4(quant_tensor, scale)` became
     `_swizzle_mxfp4(w1, w1_scale, w2, …, w_dtype)`): a new function under an old name, not an API that
     gained a parameter some receiver drops. A base with no parameters (beyond self/cls) is extended, not replaced."""
-    old = {a.arg for a in parameters_of(sig.base)} - {"self", "cls"}
-    return bool(old) and not old & {a.arg for a in parameters_of(sig.func)}
+    old = set(param_names(sig.base)) - {"self", "cls"}
+    return bool(old) and not old & set(param_names(sig.func))
 
 
 def _passed_somewhere(review: ReviewInput, path: str, func: Func, param: str) -> bool:
@@ -677,7 +682,8 @@ def _param_removals(f: ChangedFile, tree: ast.Module, base_tree: ast.Module) -> 
             continue
         if func.args.kwarg is not None:
             continue  # **kwargs still accepts the old keyword
-        gone = [a.arg for a in parameters_of(base) if a.arg not in {p.arg for p in parameters_of(func)} and a.arg not in ("self", "cls")]
+        kept = {*param_names(func), "self", "cls"}
+        gone = [name for name in param_names(base) if name not in kept]
         if gone:
             cls = _class_of(tree, func)
             callee = cls.name if func.name == "__init__" and cls else func.name
@@ -872,11 +878,11 @@ def _anchor_line(f: ChangedFile, tree: ast.Module, base: Func) -> int:
 
 def _renamed_to(base: Func, head_funcs: dict[str, Func], base_funcs: dict[str, Func], qualname: str) -> str | None:
     prefix = qualname.rsplit(".", 1)[0] + "." if "." in qualname else ""
-    params = [a.arg for a in parameters_of(base)]
+    params = param_names(base)
     for q, func in head_funcs.items():
         if q in base_funcs or not q.startswith(prefix) or q.count(".") != qualname.count("."):
             continue
-        if [a.arg for a in parameters_of(func)] == params and params:
+        if param_names(func) == params and params:
             return func.name
     return None
 
@@ -1188,7 +1194,7 @@ def defaulted_param_dead(review: ReviewInput) -> Iterable[Finding]:
             callee = cls.name if func.name == "__init__" and cls else func.name
             if callee in UNTRACEABLE:
                 continue
-            base_params = {a.arg for a in parameters_of(sig.base)}
+            base_params = set(param_names(sig.base))
             if cls is not None and any(_method_signature_shared(review, tree, cls, func, a.arg)
                                        for a in parameters_of(func) if a.arg not in base_params):
                 continue  # a hook whose signature a base class or framework interface dictates
@@ -1356,7 +1362,7 @@ def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> 
     tree = review.source.python(hits[0][0])
     func = next((n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == callee), None) \
         if tree is not None else None
-    if func is None or _is_stub(func) or _cached(func) or param not in {a.arg for a in parameters_of(func)}:
+    if func is None or _is_stub(func) or _cached(func) or param not in param_names(func):
         return False  # a memoised callee keys its result on every argument
     reads, dynamic = names_read(func)
     return not dynamic and param not in reads and func.args.kwarg is None

@@ -27,7 +27,7 @@ from ..lang.index import index_of
 from ..lang.python import FUNCTION_TYPES, comments, dotted_name, imported_module_path, node_lines, walk
 from ..model import Evidence, Finding, record
 from . import detector
-from .api import api_path, defaults_of, parameters_of, passes, names_read
+from .api import api_path, defaults_of, names_read, param_names, passes
 from .attributes import ClassAt, resolve_base
 from .base import ReviewInput
 
@@ -205,7 +205,7 @@ def _target_names(target: ast.AST) -> Iterable[str]:
 
 
 def _param_for(func: Func, slot: Slot) -> str | None:
-    names = [a.arg for a in parameters_of(func)]
+    names = param_names(func)
     if isinstance(slot, str):
         return slot if slot in names else None
     positional = [a.arg for a in func.args.posonlyargs + func.args.args]
