@@ -1,8 +1,6 @@
 """Where the shipped rule data lives, and schema validation that names the file and field at fault."""
 from __future__ import annotations
 
-import atexit
-import binascii
 import json
 import marshal
 import os
@@ -10,6 +8,8 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .kept import MarshalStore, cache_file
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -181,27 +181,17 @@ def load_yaml(path: Path) -> Any:
         raise DataError(f"{path}: cannot be read as YAML: {exc}") from exc
 
 
-class ShippedCache:
-    """The shipped YAML files, loaded once and kept as `marshal` bytes in one file under the user's
-    cache directory, the way Python keeps byte code: constructing ~90 files' objects from YAML costs
-    a review more than everything else it does on a small PR. An entry is used while its file's size
-    and modification time are unchanged, or, when only the time changed (a fresh checkout of the same
-    rules, a cache restored on a CI runner), while its content hashes the same; each load unmarshals
-    fresh objects, so no caller sees another's changes. A cache that cannot be read or written is
-    simply not used."""
+class ShippedCache(MarshalStore):
+    """The shipped YAML files, loaded once and kept as `marshal` bytes (`kept.MarshalStore`):
+    constructing ~90 files' objects from YAML costs a review more than everything else it does on a
+    small PR. An entry is used while its file's size and modification time are unchanged, or, when
+    only the time changed (a fresh checkout of the same rules, a cache restored on a CI runner),
+    while its content hashes the same; each load unmarshals fresh objects, so no caller sees
+    another's changes."""
 
     def __init__(self, file: Path | None) -> None:
-        self.file = file
         # path → (modification time ns, size, blake2b of the bytes, marshal of the data)
-        self.entries: dict[str, tuple[int, int, bytes, bytes]] = {}
-        self.dirty = False
-        if file is not None:
-            try:
-                loaded = marshal.loads(file.read_bytes())
-                if isinstance(loaded, dict):
-                    self.entries = {k: v for k, v in loaded.items() if isinstance(v, tuple) and len(v) == 4}
-            except (OSError, EOFError, ValueError, TypeError):
-                pass
+        super().__init__(file, valid=lambda entry: isinstance(entry, tuple) and len(entry) == 4)
 
     def load(self, path: str | Path) -> Any:
         """The data of the YAML file at `path` (an absolute path)."""
@@ -216,47 +206,15 @@ class ShippedCache:
 
         digest = hashlib.blake2b(raw, digest_size=16).digest()
         if entry is not None and entry[1:3] == (len(raw), digest):
-            self._keep(key, (stat.st_mtime_ns, len(raw), digest, entry[3]))
+            self.keep(key, (stat.st_mtime_ns, len(raw), digest, entry[3]))
             return marshal.loads(entry[3])
         text = raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # as open() in text mode reads it
         data = _yaml().load(text, Loader=_safe_loader())
         try:
-            self._keep(key, (stat.st_mtime_ns, len(raw), digest, marshal.dumps(data)))
+            self.keep(key, (stat.st_mtime_ns, len(raw), digest, marshal.dumps(data)))
         except ValueError:  # a type marshal does not keep (a YAML date): read this file every time
             pass
         return data
-
-    def _keep(self, key: str, entry: tuple[int, int, bytes, bytes]) -> None:
-        self.entries[key] = entry
-        if self.file is not None and not self.dirty:
-            self.dirty = True
-            atexit.register(self.save)
-
-    def save(self) -> None:
-        assert self.file is not None
-        save_marshal(self.file, self.entries)
-
-
-def cache_file(kind: str, key: str) -> Path | None:
-    """The file under the user's cache directory that keeps `kind` of data for `key` (None when
-    $PR_REVIEW_NO_CACHE is set)."""
-    if os.environ.get("PR_REVIEW_NO_CACHE"):
-        return None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    # crc32: hashlib would load OpenSSL for a file name (a review with no finding needs no hash)
-    return Path(base, "pr-review", f"{kind}-{binascii.crc32(key.encode()):08x}.marshal")
-
-
-def save_marshal(file: Path, data: Any) -> None:
-    """`data` marshalled into `file`, whole or not at all, whichever process writes last; a cache
-    that cannot be written is simply not kept."""
-    try:
-        file.parent.mkdir(parents=True, exist_ok=True)
-        scratch = file.with_name(f"{file.name}.{os.getpid()}.tmp")
-        scratch.write_bytes(marshal.dumps(data))
-        os.replace(scratch, file)
-    except OSError:
-        pass
 
 
 @lru_cache(maxsize=1)

@@ -14,11 +14,12 @@ built from a PR's names would grow the cache with every review.
 """
 from __future__ import annotations
 
-import atexit
 import re
 import sys
 from functools import lru_cache
 from typing import Any
+
+from ..kept import MarshalStore, cache_file
 
 _COPIED = ("search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split", "scanner",
            "pattern", "flags", "groups", "groupindex")
@@ -46,24 +47,10 @@ def lazy_re(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return LazyPattern(pattern, flags)  # type: ignore[return-value]
 
 
-class CompiledPatterns:
+class CompiledPatterns(MarshalStore):
     """(pattern, flags) → what `re`'s compiler hands the matcher (flags, code, group count, group
-    names both ways), kept in a marshal file. A stored entry the matcher refuses (it validates the
-    code it is given) is compiled afresh."""
-
-    def __init__(self, file) -> None:
-        self.file = file
-        self.entries: dict[tuple[str, int], tuple] = {}
-        self.dirty = False
-        if file is not None:
-            import marshal
-
-            try:
-                loaded = marshal.loads(file.read_bytes())
-                if isinstance(loaded, dict):
-                    self.entries = loaded
-            except (OSError, EOFError, ValueError, TypeError):
-                pass
+    names both ways), kept in a marshal file (`kept.MarshalStore`). A stored entry the matcher
+    refuses (it validates the code it is given) is compiled afresh."""
 
     def compile(self, pattern: str, flags: int = 0) -> re.Pattern[str]:
         key = (pattern, int(flags))
@@ -81,16 +68,8 @@ class CompiledPatterns:
         entry = (int(key[1] | parsed.state.flags), [int(op) for op in _compiler._code(parsed, key[1])],
                  parsed.state.groups - 1, dict(parsed.state.groupdict), tuple(indexgroup))
         compiled = _sre.compile(pattern, *entry)
-        self.entries[key] = entry
-        if self.file is not None and not self.dirty:
-            self.dirty = True
-            atexit.register(self.save)
+        self.keep(key, entry)
         return compiled
-
-    def save(self) -> None:
-        from ..rulesdata import save_marshal
-
-        save_marshal(self.file, self.entries)
 
 
 try:  # CPython's compiler, which the store reads and feeds
@@ -103,8 +82,6 @@ except ImportError:
 
 @lru_cache(maxsize=1)
 def _compiled_patterns() -> CompiledPatterns:
-    from ..rulesdata import cache_file
-
     return CompiledPatterns(cache_file("regex", f"{sys.version}|{_sre.MAGIC}|{_sre.CODESIZE}"))
 
 
