@@ -176,9 +176,19 @@ def _word(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 
+def _path_order(path: str) -> bytes:
+    """git's order of a tree's files: the byte order of their full paths."""
+    return path.encode("utf-8", "surrogateescape")
+
+
 def _git_order(hit: tuple[str, int, str]) -> tuple[bytes, int]:
-    """git's order of search hits: a tree is walked in the byte order of its full paths."""
-    return hit[0].encode("utf-8", "surrogateescape"), hit[1]
+    """git's order of search hits: by path, then line."""
+    return _path_order(hit[0]), hit[1]
+
+
+def _files_of(hits: Iterable[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
+    """A line search's hits as the same search with `files_only` answers them: each file once, in order."""
+    return [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in hits)]
 
 
 @record
@@ -335,9 +345,7 @@ class Source:
         if kw.get("word"):
             lines = {s: [h for h in held if _word(s).search(h[2])] for s, held in lines.items()}
         hits = sorted({h for held in lines.values() for h in held}, key=_git_order)
-        if kw.get("files_only"):
-            return [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in hits)]
-        return hits
+        return _files_of(hits) if kw.get("files_only") else hits
 
     def _answered(self, pattern: str, side: Side, pathspecs: tuple[str, ...], kw: dict) -> list[tuple[str, int, str]] | None:
         """A search's answer read from earlier answers of this review, without reading the tree again, else
@@ -349,7 +357,7 @@ class Source:
         flags = tuple(sorted((k, v) for k, v in kw.items() if v and k != "files_only"))
         lines = self._greps.get((pattern, side, pathspecs, flags))
         if lines is not None and kw.get("files_only"):
-            return [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in lines)]
+            return _files_of(lines)
         names = pattern.split("|")
         if flags != (("word", True),) or len(names) < 2 or not all(n.isidentifier() and n.isascii() for n in names):
             return None
@@ -359,10 +367,8 @@ class Source:
                     for n, e in zip(names, each)]
         if any(e is None for e in each):
             return None
-        hits = {(p, line, "" if kw.get("files_only") else text) for e in each for p, line, text in e}
-        if kw.get("files_only"):
-            hits = {(p, 0, "") for p, _, _ in hits}
-        return sorted(hits, key=_git_order)
+        hits = sorted({hit for e in each for hit in e}, key=_git_order)
+        return _files_of(hits) if kw.get("files_only") else hits
 
     def _search(self, pattern: str, side: Side, pathspecs: tuple[str, ...], **kw) -> list[tuple[str, int, str]]:
         """`git grep` of one tree; an extended regex with required literals (see MIN_LITERAL) runs only
@@ -375,8 +381,7 @@ class Source:
             key = ("\n".join(sorted(set(literals))), rev, tuple(pathspecs))  # another regex may need the same
             if key not in self._holding:
                 held = self._lines_holding(sorted(set(literals)), side, tuple(pathspecs))
-                self._holding[key] = sorted({p for lines in held.values() for p, _, _ in lines},
-                                            key=lambda p: p.encode("utf-8", "surrogateescape")) \
+                self._holding[key] = sorted({p for lines in held.values() for p, _, _ in lines}, key=_path_order) \
                     if held is not None else [p for p, _, _ in self.repo.grep(key[0], rev, (*pathspecs, *NEVER_TEXT),
                                                                               fixed=True, files_only=True)]
             files = self._holding[key]
@@ -418,8 +423,7 @@ class Source:
             for name in wanted:
                 mine = [h for h in (held[name] if held is not None else hits) if _word(name).search(h[2])]
                 self._greps[(re.escape(name), side, tuple(pathspecs), lines_kw)] = mine
-                self._greps[(re.escape(name), side, tuple(pathspecs), files_kw)] = \
-                    [(p, 0, "") for p in dict.fromkeys(p for p, _, _ in mine)]
+                self._greps[(re.escape(name), side, tuple(pathspecs), files_kw)] = _files_of(mine)
         return {n: [p for p, _, _ in self.grep(re.escape(n), side, pathspecs, word=True, files_only=True)]
                 for n in names}
 
@@ -438,8 +442,7 @@ class Source:
                                                                (*pathspecs, *NEVER_TEXT), fixed=True)
             for s in wanted:
                 self._greps[(s, side, tuple(pathspecs), key)] = \
-                    [(p, 0, "") for p in dict.fromkeys(p for p, _, text in (held[s] if held is not None else hits)
-                                                       if s in text)]
+                    _files_of(h for h in (held[s] if held is not None else hits) if s in h[2])
         return {s: [p for p, _, _ in self.grep(s, side, pathspecs, fixed=True, files_only=True)] for s in strings}
 
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
