@@ -477,6 +477,12 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
             local = _tree_module_names(review)
         if root not in local:  # else a module of this tree reached through sys.path (scripts, tests)
             undeclared.append(root)
+    # a module a changed file imported on base (the PR moves or repeats the import) is not new: read from the
+    # texts in hand, before any search of the base tree
+    changed_base = [review.base_text(f) or "" for f in review.changed("python")]
+    imports = {root: rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)" for root in undeclared}
+    undeclared = [root for root in undeclared
+                  if not any(re.search(imports[root], text, re.ASCII | re.MULTILINE) for text in changed_base)]
     # every importing line names the module as a word: git searches for the words (one search for all of
     # them, each a fraction of the cost of the anchored pattern, which git cannot narrow by a literal),
     # and the pattern reads their lines
@@ -485,7 +491,7 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
         review.source.grep_words(words, "base", ("*.py",))
     for root in undeclared:
         path, line, statement, guarded, _ = candidates[root]
-        pattern = rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)"
+        pattern = imports[root]
         if root in words:
             reads = re.compile(pattern, re.ASCII)
             imported = any(reads.search(text) for _, _, text in

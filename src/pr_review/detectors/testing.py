@@ -7,6 +7,7 @@ import re
 from typing import Iterable
 
 from ..evidence._util import collectable_tests, is_test_file
+from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..model import Evidence, Finding
 from ..lang.python import walk
@@ -242,9 +243,23 @@ def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
 PYTEST_CONFIGS = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
 
 
-@detector("uncollectable-test")
+def _new_test_files(review: ReviewInput) -> list[ChangedFile]:
+    return [f for f in review.changed("python") if f.is_new and is_test_file(f.path)]
+
+
+def _new_test_modules(review: ReviewInput) -> list[str]:
+    """The module names whose importers the check may look up: planned into the review's one search of
+    the head tree's Python files, instead of a search of its own (~0.1 s on aiter)."""
+    return [_module_name(f.path) for f in _new_test_files(review)]
+
+
+def _module_name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".py")
+
+
+@detector("uncollectable-test", searches=_new_test_modules)
 def uncollectable_test(review: ReviewInput) -> Iterable[Finding]:
-    new = [f for f in review.changed("python") if f.is_new and is_test_file(f.path)]
+    new = _new_test_files(review)
     if not new:
         return
     prefixes, class_prefixes = _pytest_prefixes(review)
@@ -265,7 +280,7 @@ def uncollectable_test(review: ReviewInput) -> Iterable[Finding]:
     if not candidates or _pr_adds_collectable(review, prefixes, class_prefixes):
         return
     for f, tree in candidates:
-        module = f.path.rsplit("/", 1)[-1][:-3]
+        module = _module_name(f.path)
         importers = [p for p, _, _ in review.source.grep(rf"(import|from)\s+([\w.]*\.)?{re.escape(module)}\b",
                                                          "head", ("*.py",), files_only=True) if p != f.path]
         if importers:
