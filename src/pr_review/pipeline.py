@@ -16,7 +16,7 @@ from .catalog import Catalog, load_catalog, load_rules
 from .config import CONFIG_PATH, RepoConfig, parse_config
 from .derivation import Facts, derive
 from .detectors import Detector, ReviewInput, all_detectors
-from .evidence import collect
+from .evidence import collect, collector_searches
 from .gate import finalize, not_checked_files
 from .git import CatFile, Repo
 from .git.diff import ChangedFile, read_changes
@@ -166,10 +166,11 @@ def plan_searches(review: ReviewInput, catalog: Catalog) -> None:
     """Tell the review's source every name the evidence and the detectors will search the head tree's
     Python files for, so that the first such search looks for all of them (`Source.plan_words`)."""
     words = set(review.facts.searched_words())
-    for det, _ in _applicable(review, catalog):
+    searches = [det.searches for det, _ in _applicable(review, catalog) if det.searches] + collector_searches()
+    for searched in searches:
         try:
-            words.update(det.searches(review) if det.searches else ())
-        except Exception:  # only a plan: the detector still runs, and reports its own failure
+            words.update(searched(review))
+        except Exception:  # only a plan: the detector or collector still runs, and reports its own failure
             continue
     review.source.plan_words(words)
 

@@ -260,7 +260,7 @@ def searched_words(review: ReviewInput) -> set[str]:
     and every def the PR removes or strips of a parameter (who still calls it). Read from the diff and
     the two trees alone, without a search (the review plans its one search of the tree with them), so
     over every changed non-test file: which of them are library code is itself a search. Once per review."""
-    return _once(review, "_api_searched_words", _searched_words)
+    return review.once("_api_searched_words", _searched_words)
 
 
 def _searched_words(review: ReviewInput) -> set[str]:
@@ -302,14 +302,14 @@ def _plan_searches(review: ReviewInput) -> None:
     Python blob of the tree, ~0.1 s on aiter, whatever it looks for."""
     words = searched_words(review)
     if len(words) > 1:  # one word is searched by the check that asks, if one asks
-        _once(review, "_api_searches_planned", lambda r: r.source.grep_words(sorted(words)))
+        review.once("_api_searches_planned", lambda r: r.source.grep_words(sorted(words)))
 
 
 def _removals(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
     """The parameters and public defs the PR removes from non-test files, once per review (the search plan
     names them, the checks judge those of library files). Files that only lose lines count too: a PR may
     delete a public def and nothing else in its file."""
-    return _once(review, "_api_removals", _removals_in)
+    return review.once("_api_removals", _removals_in)
 
 
 def _removals_in(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
@@ -321,14 +321,6 @@ def _removals_in(review: ReviewInput) -> tuple[list[_Removal], list[_GoneDef]]:
             removals += _param_removals(f, tree, base_tree)
             gone_defs += _gone_defs(review, f, tree, base_tree)
     return removals, gone_defs
-
-
-def _once(review: ReviewInput, key: str, compute):
-    """`compute(review)`, computed once per review and kept on it under `key`: the two API detectors and
-    the review's search plan ask the same questions."""
-    if key not in review.__dict__:
-        review.__dict__[key] = compute(review)
-    return review.__dict__[key]
 
 
 MODULE_BASES = MARKER_BASES | {"Module", "nn.Module", "Enum", "IntEnum", "NamedTuple", "dataclass", "Exception",

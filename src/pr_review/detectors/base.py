@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator, TypeVar
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
@@ -16,6 +16,7 @@ from ..source import Source
 from ..triage import FileCode, Staleness
 from ..lang.regex import lazy_re
 
+T = TypeVar("T")
 TEST_PATH = lazy_re(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
 
@@ -36,6 +37,13 @@ class ReviewInput:
     def __post_init__(self) -> None:
         if self.facts is None:
             self.facts = RepoFacts(self.profile, self.source)
+
+    def once(self, key: str, compute: Callable[["ReviewInput"], T]) -> T:
+        """`compute(self)`, computed once per review and kept on it under `key`: for what several detectors,
+        an evidence collector and the review's search plan all ask."""
+        if key not in self.__dict__:
+            self.__dict__[key] = compute(self)
+        return self.__dict__[key]
 
     def changed(self, *languages: str, include_tests: bool = True) -> Iterator[ChangedFile]:
         """Readable changed files on the head side, optionally of given languages."""

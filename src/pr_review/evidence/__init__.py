@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..detectors.base import ReviewInput
 from ..model import record
@@ -25,21 +25,36 @@ class Artifact:
 
 
 Collector = Callable[[ReviewInput], Artifact]
+Searches = Callable[[ReviewInput], Iterable[str]]
 COLLECTORS: dict[str, Collector] = {}
+SEARCHES: dict[str, Searches] = {}  # per collector that declares them: the words it will look up (see `detector`)
 
 
-def collector(name: str) -> Callable[[Collector], Collector]:
+def collector(name: str, searches: Searches | None = None) -> Callable[[Collector], Collector]:
     def register(func: Collector) -> Collector:
         COLLECTORS[name] = func
+        if searches is not None:
+            SEARCHES[name] = searches
         return func
     return register
 
 
-def collect(review: ReviewInput, notes: list[str]) -> dict[str, Artifact]:
+def all_collectors() -> dict[str, Collector]:
+    """Import every collector module once (registration is by decorator) and return the registry."""
     for info in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{info.name}")
+    return COLLECTORS
+
+
+def collector_searches() -> list[Searches]:
+    """What the collectors that declare their searches will look up, each a function of the review."""
+    all_collectors()
+    return list(SEARCHES.values())
+
+
+def collect(review: ReviewInput, notes: list[str]) -> dict[str, Artifact]:
     artifacts: dict[str, Artifact] = {}
-    for name, func in sorted(COLLECTORS.items()):
+    for name, func in sorted(all_collectors().items()):
         start = time.perf_counter()
         try:
             artifacts[name] = func(review)

@@ -301,8 +301,32 @@ def cpp_guard_list(text: str, lines: set[int] | None = None, functions: set[str]
 
 # ---------------------------------------------------------------- the collector
 
-@collector("guards")
+def _neighbour_names(review: ReviewInput) -> list[str]:
+    """The Python functions that lose a condition guard: `_checked_by_neighbour` looks up their callers in
+    the head tree, a search the review plans into its one search of the tree's Python files."""
+    return [g.function.rsplit(".", 1)[-1] for f, g in _deleted(review)
+            if f.language == "python" and g.kind in NEIGHBOUR_KINDS and g.asserted and g.function]
+
+
+@collector("guards", searches=_neighbour_names)
 def guards(review: ReviewInput) -> Artifact:
+    deleted = _deleted(review)
+    fates: list[GuardFate] = []
+    if deleted:
+        interest: dict[str, set[str]] = {}
+        for f, g in deleted:
+            interest.setdefault(f.path, set()).add(g.function)
+        heads = _head_guards(review, interest)
+        fates = [_fate(review, f, g, heads) for f, g in deleted]
+    return Artifact("guards", _lines(fates), fates)
+
+
+def _deleted(review: ReviewInput) -> list[tuple[ChangedFile, Guard]]:
+    """Every guard of a base side whose lines the PR deletes, with its file (once per review)."""
+    return review.once("_guards_deleted", _deleted_guards)
+
+
+def _deleted_guards(review: ReviewInput) -> list[tuple[ChangedFile, Guard]]:
     deleted: list[tuple[ChangedFile, Guard]] = []
     for f in review.files:
         if f.skipped or f.language not in ("python", "cpp"):
@@ -317,14 +341,7 @@ def guards(review: ReviewInput) -> Artifact:
             continue
         found = _guards_of(review, base_path, "base", f.language, base_text, removed_lines)
         deleted += [(f, g) for g in found if g.anchor & removed_lines]
-    fates: list[GuardFate] = []
-    if deleted:
-        interest: dict[str, set[str]] = {}
-        for f, g in deleted:
-            interest.setdefault(f.path, set()).add(g.function)
-        heads = _head_guards(review, interest)
-        fates = [_fate(review, f, g, heads) for f, g in deleted]
-    return Artifact("guards", _lines(fates), fates)
+    return deleted
 
 
 def _guards_of(review: ReviewInput, path: str, side: str, language: str, text: str,
@@ -1151,6 +1168,7 @@ def _added_comparisons(review: ReviewInput, f: ChangedFile) -> list[ast.Compare]
 
 
 MAX_NEIGHBOUR_FILES = 40
+NEIGHBOUR_KINDS = ("assert", "if-raise", "check")  # the guards a caller or a delegate can hold instead
 
 
 def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tuple[str, str, str] | None:
@@ -1158,7 +1176,7 @@ def _checked_by_neighbour(review: ReviewInput, f: ChangedFile, g: Guard) -> tupl
     in a caller (a wrapper, the public op) on the arguments it passes, or in the function it delegates to on
     the parameters it receives. Read on the whole head tree, not only the PR's files, with the call's
     arguments bound to the callee's parameters so `assert a.dim() == 2; f(a)` covers f's `x.dim() == 2`."""
-    if g.kind not in ("assert", "if-raise", "check") or not g.asserted or not g.function:
+    if g.kind not in NEIGHBOUR_KINDS or not g.asserted or not g.function:
         return None
     head = _guard_def(review, f, g, "head")
     if head is None:
