@@ -324,3 +324,30 @@ def test_a_planned_search_answers_every_later_search_holding_a_planned_name_as_g
     assert planned.grep_fixed(["helper_v2", "other_thing"], "head", ("*.py",)) == \
         plain.grep_fixed(["helper_v2", "other_thing"], "head", ("*.py",))
     assert len(searched) == 4  # answered from what was read
+
+
+def test_the_review_plans_the_names_the_guards_evidence_and_a_new_test_module_are_looked_up_by(tmp_path: Path,
+                                                                                               monkeypatch):
+    """The callers of a function that lost a check, and the importers of a new test module, are read from the
+    review's one planned search of the head tree's Python files, not searched for one by one."""
+    from conftest import make_repo
+
+    from pr_review.pipeline import ReviewRequest, review
+
+    base = {"aiter/ops/scale.py": "def scale_rows(x, n):\n    assert n > 0\n    return x * n\n",
+            "aiter/ops/use.py": "from .scale import scale_rows\n\n\ndef run(x):\n    return scale_rows(x, 2)\n"}
+    head = {"aiter/ops/scale.py": "def scale_rows(x, n):\n    return x * n\n",
+            "op_tests/test_scale_rows_fast.py": "import torch\n\nx = torch.ones(4)\nprint(x)\n"}
+    repo = make_repo(tmp_path / "repo", base, head)
+    planned: list[str] = []
+    searched: list[tuple[str, tuple[str, ...]]] = []
+    real_plan, real_grep = Source.plan_words, Repo.grep
+    monkeypatch.setattr(Source, "plan_words", lambda self, words, *a, **k: planned.extend(words) or real_plan(self, words, *a, **k))
+    monkeypatch.setattr(Repo, "grep", lambda self, pattern, rev, pathspecs=(), **k:
+                        searched.append((pattern, tuple(pathspecs))) or real_grep(self, pattern, rev, pathspecs, **k))
+    review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    assert {"scale_rows", "test_scale_rows_fast"} <= set(planned)
+    # the callers' regex ran only on the files the planned search found holding the name
+    callers = [pathspecs for pattern, pathspecs in searched if pattern.startswith(r"\bscale_rows")]
+    assert callers and all(p.startswith(":(literal)") for pathspecs in callers for p in pathspecs)
+    assert not [p for p, _ in searched if p.startswith(("test_scale_rows_fast", r"(import|from)"))]
