@@ -69,3 +69,13 @@ def test_layout_pins(assertion: str, pins: bool) -> None:
 ])
 def test_shift_names_the_first_field_out_of_place(base: list[str], head: list[str], how: str, first: int) -> None:
     assert _shift(base, head) == (how, first)
+
+
+def test_struct_and_pin_after_a_bare_macro_line_are_read() -> None:
+    # aiter's asm_mla_v4.cu on PR branches #3112/#3990: `AITER_CTYPES_ERROR_DEF` (no `;`) right before the kargs
+    # struct made tree-sitter read the struct as a function and swallow an assertion placed after it
+    text = ("AITER_CTYPES_ERROR_DEF  // expands to definitions\n\n"
+            "struct __attribute__((packed)) KernelArgs\n{\n    void* ptr_q;\n    unsigned int n;\n};\n"
+            "AITER_C_ITFS\nstatic_assert(sizeof(KernelArgs) == 12, \"12 bytes\");\n")
+    assert [n for n, _ in _structs(text)["KernelArgs"][2]] == ["ptr_q", "n"]
+    assert [_pins_layout(a, "KernelArgs") for a in _assertions_on(text, 9)] == [True]

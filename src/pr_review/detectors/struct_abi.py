@@ -18,11 +18,22 @@ from .base import ReviewInput
 from ..lang.regex import lazy_re
 
 STRUCT_TYPES = ("struct_specifier", "class_specifier")
+# A line holding only an upper-case name: an object-like macro invoked with no `;` (aiter's
+# `AITER_CTYPES_ERROR_DEF`, which expands to definitions). tree-sitter cannot know what it expands to and reads
+# it as the type of whatever follows: `NAME struct S {...}` becomes a function named `S`, and a static_assert
+# after it is swallowed the same way, so the struct's layout and its pins were invisible.
+BARE_MACRO = lazy_re(r"^[ \t]*[A-Z_][A-Z0-9_]*(?=[ \t]*(//[^\n]*)?$)", re.M)
+
+
+def _parse(text: str) -> cpp.Tree:
+    """The tree of `text` with every bare macro line blanked (same lines and columns); the shared, memoised
+    tree itself when there is none."""
+    return cpp.parse(BARE_MACRO.sub(lambda m: " " * len(m.group()), text))
 
 
 def _structs(text: str) -> dict[str, tuple[int, int, list[tuple[str, int]]]]:
     """struct name → (first line, last line, [(field name, line)]) for structs with a body."""
-    tree = cpp.parse(text)
+    tree = _parse(text)
     out: dict[str, tuple[int, int, list[tuple[str, int]]]] = {}
     specifiers = sorted((n for kind in STRUCT_TYPES for n in cpp.nodes_of_type(tree, kind)),
                         key=lambda n: (n.start_byte, -n.end_byte))  # the order of a walk: outer first
@@ -62,7 +73,7 @@ def _slots(body) -> Iterator[tuple[str, int]]:
 def _touched_names(text: str, lines: set[int]) -> set[str]:
     """Names of the structs/classes whose body holds one of `lines`."""
     out: set[str] = set()
-    for node, _ in cpp.nodes_over_lines(cpp.parse(text).root_node, lines):
+    for node, _ in cpp.nodes_over_lines(_parse(text).root_node, lines):
         if node.type in STRUCT_TYPES and node.child_by_field_name("body") is not None:
             name = cpp.text_of(node.child_by_field_name("name"))
             if name:
@@ -94,7 +105,7 @@ def _assertions_on(text: str, line: int) -> Iterator:
     """The static assertions (`static_assert(...)`, `_Static_assert(...)`, a STATIC_ASSERT macro) whose text
     holds `line`."""
     try:
-        tree = cpp.parse(text)
+        tree = _parse(text)
     except cpp.Unparsable:
         return
     for node, _ in cpp.nodes_over_lines(tree.root_node, {line}):
