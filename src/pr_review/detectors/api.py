@@ -1328,10 +1328,11 @@ def _value_dropped(review: ReviewInput, path: str, func: Func, name: str,
 def _keyword_targets(func: Func, name: str) -> set[tuple[str, str, int]] | None:
     """Where every read of the parameter goes when each hands it on as a keyword, `callee(kw=name)`:
     (callee, keyword, line); None when it is never read or some read uses the value itself."""
-    uses = [n for n in walk(func) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+    index = index_of(func)  # its parents are read below: the def's own node tables, not a walk per parameter
+    uses = [n for n in index.of_type(ast.Name) if n.id == name and isinstance(n.ctx, ast.Load)]
     if not uses:
         return None
-    parents = index_of(func).parents
+    parents = index.parents
     targets = set()
     for use in uses:
         parent = parents.get(use)

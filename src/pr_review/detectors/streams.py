@@ -246,7 +246,7 @@ def stream_sync_missing(review: ReviewInput) -> Iterable[Finding]:
 
 def _side_regions(func: Func) -> Iterable[tuple[ast.AST, ast.AST, set[str]]]:
     """(region, stream, names bound in it) for `with stream(S):` blocks and `x = op(..., stream=S)` calls."""
-    for node in walk(func):
+    for node in index_of(func).of_type((ast.With, ast.AsyncWith, ast.Assign)):
         if isinstance(node, (ast.With, ast.AsyncWith)):
             for item in node.items:
                 stream = _stream_context(item)
