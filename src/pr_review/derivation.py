@@ -14,7 +14,7 @@ from typing import Any
 from .catalog import Catalog
 from .git.diff import ChangedFile
 from .lang.defs import Def
-from .lang.regex import compile_shipped
+from .lang.regex import compile_shipped, required_substrings
 from .model import ChecklistItem
 from .profiles import Profile
 from .triage import FileCode
@@ -62,6 +62,9 @@ def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
     return next((item for item in items for p in patterns if p.search(item)), None)
 
 
+MANY_LINES = 1000  # below, parsing the patterns for their strings costs more than it saves
+
+
 def _first_line(value, lines, path_value=None) -> str | None:
     """The first line (of those on a path a path pattern finds) that a pattern finds, as evidence.
     Each pattern scans the line texts in C (map/compress) only up to the best line found so far:
@@ -76,9 +79,19 @@ def _first_line(value, lines, path_value=None) -> str | None:
     if not lines:
         return None
     texts = [text for _, _, text in lines]
+    # On a large PR most patterns find nothing, and `re` tries each at every position of every line: a
+    # pattern whose matches all hold one of a few strings is searched only in the lines holding one.
+    joined = "\n".join(texts) if len(texts) >= MANY_LINES else None
     best: int | None = None
     for p in _patterns(value):
-        found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
+        held = required_substrings(p.pattern) if joined is not None else None
+        if held is None:
+            found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
+        elif any(s in joined for s in held):  # type: ignore[operator]
+            found = next((i for i, t in enumerate(islice(texts, best)) if any(s in t for s in held) and p.search(t)),
+                         None)
+        else:
+            continue
         if found is not None:
             best = found
     if best is None:

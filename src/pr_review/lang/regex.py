@@ -91,3 +91,54 @@ def compile_shipped(pattern: str, flags: int = 0) -> re.Pattern[str]:
     if not _STORABLE:
         return re.compile(pattern, flags)
     return _compiled_patterns().compile(pattern, flags)
+
+
+@lru_cache(maxsize=1024)
+def required_substrings(pattern: str) -> tuple[str, ...] | None:
+    """Strings one of which every match of `pattern` holds (the longest such its syntax shows), or None
+    when it shows none: a search may skip text holding none of them. Read from `re`'s own parse of the
+    pattern, so the syntax is Python's; a case-insensitive part says nothing."""
+    if not _STORABLE:
+        return None
+    try:
+        parsed = _parser.parse(pattern, 0)
+    except re.error:
+        return None
+    return None if parsed.state.flags & re.IGNORECASE else _required(parsed)
+
+
+def _required(items) -> tuple[str, ...] | None:
+    best: tuple[str, ...] | None = None
+    run: list[str] = []
+
+    def consider(found: tuple[str, ...] | None) -> None:
+        nonlocal best
+        if found and all(found) and (best is None or min(map(len, found)) > min(map(len, best))):
+            best = found
+
+    for op, arg in items:
+        if op == _C.LITERAL:
+            run.append(chr(arg))
+            continue
+        consider(("".join(run),))  # a run of literals ends: every match holds it
+        run = []
+        if op == _C.SUBPATTERN:  # (group, flags added, flags removed, items)
+            if not arg[1] & re.IGNORECASE:
+                consider(_required(arg[3]))
+        elif op == _C.BRANCH:  # one of the alternatives, each holding one of its own strings
+            alternatives = [_required(branch) for branch in arg[1]]
+            if all(alternatives):
+                consider(tuple(dict.fromkeys(s for alt in alternatives for s in alt)))  # type: ignore[union-attr]
+        elif op in _REPEATS and arg[0] >= 1:  # (min, max, items): repeated at least once
+            consider(_required(arg[2]))
+        elif op == getattr(_C, "ATOMIC_GROUP", None):
+            consider(_required(arg))
+    consider(("".join(run),))
+    return best
+
+
+try:
+    from re import _constants as _C
+    _REPEATS = tuple(getattr(_C, name) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") if hasattr(_C, name))
+except ImportError:
+    _STORABLE = False
