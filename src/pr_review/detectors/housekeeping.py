@@ -322,23 +322,41 @@ def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
     names = sorted(first_read)
     on_base = _names_on_base(review, names)  # a moved or repeated read is not a new knob
     registered = _names_in_tree(review, names, "head", tuple(registry)) if registry else set()
-    for name in names:
-        if name in on_base or name in registered:
+    new_by_file: dict[str, list[str]] = {}
+    for name in sorted(names, key=lambda n: first_read[n][1].lineno):
+        if name not in on_base and name not in registered:
+            new_by_file.setdefault(first_read[name][0], []).append(name)
+    unregistered = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
+    for path, new in new_by_file.items():
+        if len(new) >= KNOBS_AS_ONE:
+            # an experiment's switchboard: one annotation for the file, with every read as evidence
+            shown = ", ".join(f"`{n}`" for n in new[:KNOBS_SHOWN])
+            more = f" and {len(new) - KNOBS_SHOWN} more" if len(new) > KNOBS_SHOWN else ""
+            registry_note = f" (none registered in {', '.join(sorted(registry))})" if registry else ""
+            yield _knob_finding(registry, path, [first_read[n][1] for n in new],
+                                f"{len(new)} new environment knobs are read in this file{registry_note}: {shown}{more}.")
             continue
-        path, node = first_read[name]
-        where = f" and is not registered in {', '.join(sorted(registry))}" if registry else ""
-        others = sorted(also_in.get(name, set()) - {path})
-        elsewhere = f" (also read in {', '.join(f'`{p}`' for p in others[:3])})" if others else ""
-        yield Finding(
-            rule="env-var-knob", path=path, line=node.lineno,
-            problem=f"New environment knob `{name}` is read here{where}{elsewhere}.",
-            impact="A knob changes behaviour invisibly per process; untested settings and "
-                   "stale knobs accumulate, and users cannot discover it.",
-            action="Author must justify the knob (or drive the choice from config/arguments), "
-                   + ("register it in the env registry, " if registry else "")
-                   + "document it, and test both settings.",
-            evidence=[Evidence(path, node.lineno, ast.unparse(node)[:120])],
-        )
+        for name in new:
+            others = sorted(also_in.get(name, set()) - {path})
+            elsewhere = f" (also read in {', '.join(f'`{p}`' for p in others[:3])})" if others else ""
+            yield _knob_finding(registry, path, [first_read[name][1]],
+                                f"New environment knob `{name}` is read here{unregistered}{elsewhere}.")
+
+
+KNOBS_AS_ONE = 4  # new knobs in one file from which the file gets one annotation, not one per knob
+KNOBS_SHOWN = 8
+
+
+def _knob_finding(registry: set[str], path: str, reads: list[ast.AST], problem: str) -> Finding:
+    return Finding(
+        rule="env-var-knob", path=path, line=reads[0].lineno, problem=problem,
+        impact="A knob changes behaviour invisibly per process; untested settings and "
+               "stale knobs accumulate, and users cannot discover it.",
+        action="Author must justify the knob (or drive the choice from config/arguments), "
+               + ("register it in the env registry, " if registry else "")
+               + "document it, and test both settings.",
+        evidence=[Evidence(path, node.lineno, ast.unparse(node)[:120]) for node in reads],
+    )
 
 
 def _names_on_base(review: ReviewInput, names: list[str]) -> set[str]:
