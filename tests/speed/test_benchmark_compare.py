@@ -45,3 +45,25 @@ def test_the_setup_wrapper_reviews_as_python_m_does(tmp_path: Path):
     assert "error" not in plain and "error" not in wrapped
     assert wrapped["findings"] == plain["findings"] and wrapped["derived"] == plain["derived"]
     assert "setup_cpu" in wrapped and "setup_cpu" not in plain
+
+
+def test_repeated_runs_keep_each_engines_least_cpu_and_alternate_who_goes_first(monkeypatch):
+    bench = _benchmark()
+    runs: list[tuple[str, str | None]] = []
+    cpu = {("a", "old"): iter([9.9, 0.9, 0.5, 0.7]), ("a", "new"): iter([9.9, 0.4, 0.6, 0.3]),  # warm-up first
+           ("b", "old"): iter([1.0, 1.0, 1.0]), ("b", "new"): iter([2.0, 2.0, 2.0])}
+
+    def review_one(repo, commit, profile, engine, setup=False):
+        runs.append((commit.sha, engine))
+        if commit.sha == "c":
+            return {"sha": "c", "cpu": 0.1, "error": "exit 1: boom"}
+        return {"sha": commit.sha, "cpu": next(cpu[commit.sha, engine]), "findings": []}
+
+    monkeypatch.setattr(bench, "review_one", review_one)
+    commits = [bench.Commit("a", "s"), bench.Commit("b", "s"), bench.Commit("c", "s")]
+    old, new = bench.run_all("repo", commits, None, 1, ["old", "new"], repeat=3)
+    assert [r["cpu"] for r in old[:2]] == [0.5, 1.0] and [r["cpu"] for r in new[:2]] == [0.3, 2.0]
+    assert "error" in old[2] and "error" in new[2]
+    timed = [r for r in runs[2:] if r[0] == "a"]  # after the two untimed warm-up runs
+    assert timed == [("a", "old"), ("a", "new"), ("a", "new"), ("a", "old"), ("a", "old"), ("a", "new")]
+    assert runs.count(("c", "old")) == runs.count(("c", "new")) == 1  # a failure is not run again
