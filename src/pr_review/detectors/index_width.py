@@ -21,6 +21,7 @@ import ast
 import builtins
 import re
 from abc import ABC, abstractmethod
+from itertools import chain
 from typing import Callable, Iterable, Iterator
 
 from ..lang import cpp, one_line
@@ -233,21 +234,33 @@ def _helper(call: ast.Call) -> bool:
 
 def _base_products(kf: KernelFile) -> Callable[[str], set]:
     """kernel name → the text and the operand key of every multiplication in it on the base side,
-    computed on first use for that kernel only."""
-    base = None if kf.f.is_new else kf.review.source.python(kf.f.old_path or kf.f.path, "base")
+    computed on first use for that kernel only. A kernel the file's base side does not define but a file
+    the PR cuts code from does (a kernel split out into a new module) brings that definition's products:
+    moved code is not new code."""
+    review = kf.review
+    base = None if kf.f.is_new else review.source.python(kf.f.old_path or kf.f.path, "base")
     cache: dict[str, set] = {}
+
+    def cut_from() -> Iterator[ast.Module]:
+        for other in review.files:
+            if other is not kf.f and other.language == "python" and other.removed and not other.skipped:
+                tree = review.source.python(other.old_path or other.path, "base")
+                if tree is not None:
+                    yield tree
 
     def of(name: str) -> set:
         if name not in cache:
             seen: set = set()
-            if base is not None:
-                index = index_of(base)
-                imports = _imported(base)
-                for func in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef):
-                    if func.name == name:
-                        for operands, node in _py_multiplications(func):
-                            seen.add(_squash(ast.unparse(node)))
-                            seen.add(_py_key(operands, imports))
+            for tree in chain([base] if base is not None else [], cut_from()):
+                index = index_of(tree)
+                defs = [f for f in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) if f.name == name]
+                imports = _imported(tree) if defs else set()
+                for func in defs:
+                    for operands, node in _py_multiplications(func):
+                        seen.add(_squash(ast.unparse(node)))
+                        seen.add(_py_key(operands, imports))
+                if defs:
+                    break  # the file's own base first, then the first file the kernel was cut from
             cache[name] = seen
         return cache[name]
     return of
