@@ -212,7 +212,7 @@ def _stub_bodies(review: ReviewInput, path: str, tree: ast.Module, added: set[in
             what = _stub_kind(stmt)
             if what is None or (kind != "function" and what == "raise NotImplementedError"):
                 continue  # an unsupported-case raise in one branch is a guard, not a stub
-            if kind == "function" and _declared_unsupported(review, node, tree, what):
+            if kind == "function" and (_declared_unsupported(review, node, tree, what) or _import_fallback(node, tree)):
                 continue
             if what == "pass" and (len(body) > 1 or _explained(lines, stmt.lineno)):
                 continue  # a docstring or a comment says why nothing happens: a deliberate no-op
@@ -232,6 +232,27 @@ def _explained(lines: list[str], line: int) -> bool:
     here = lines[line - 1] if 0 < line <= len(lines) else ""
     above = lines[line - 2].strip() if line >= 2 else ""
     return "#" in here.split("pass", 1)[-1] or above.startswith("#")
+
+
+IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
+def _import_fallback(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module) -> bool:
+    """A stand-in defined where an optional import failed (`try: from …amd import s_set_prio as f` /
+    `except ImportError: def f(prio): pass`): doing nothing is the intended degradation, a scheduling hint
+    the installed Triton does not have, not unfinished work."""
+    parents = index_of(tree).parents
+    handler = parents.get(func)
+    attempt = parents.get(handler) if isinstance(handler, ast.ExceptHandler) else None
+    if not isinstance(attempt, ast.Try) or handler.type is None:
+        return False
+    caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    if not {dotted_name(c).rsplit(".", 1)[-1] for c in caught} & IMPORT_ERRORS:
+        return False
+    bound = {alias.asname or (alias.name if isinstance(node, ast.ImportFrom) else alias.name.split(".")[0])
+             for stmt in attempt.body for node in walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom))
+             for alias in node.names}
+    return func.name in bound
 
 
 def _stub_kind(stmt: ast.stmt) -> str | None:
