@@ -60,3 +60,15 @@ __global__ void k(const T* x, T* out, const int* table, int stride, int64_t wide
 def test_cpp_reports_only_unwidened_runtime_products_that_reach_an_address() -> None:
     products = [p.text for _, p in cpp_products(CPP, set(range(1, 20)))]
     assert products == ["page * stride"]
+
+
+def test_a_product_recomputed_in_a_kernel_is_one_finding_that_keeps_any_scale_shown():
+    from pr_review.detectors.index_width import Product, _repeats_folded
+    from pr_review.detectors.shapes import Extent
+
+    scale = Extent("logits", 2 ** 34, "Kimi-K2", "(131072 × 163840)", ())
+    load = Product(12, "row * stride_lm", ("row", "stride_lm"))
+    store = Product(13, "row*stride_lm", ("row", "stride_lm"), scale=scale)  # spelled apart, scaled at the store
+    other = Product(20, "page * stride_blk", ("page", "stride_blk"))
+    folded = _repeats_folded([store, other, load])
+    assert [(p.line, p.scale, again) for p, again in folded] == [(12, scale, [13]), (20, None, [])]

@@ -21,6 +21,7 @@ import ast
 import builtins
 import re
 from abc import ABC, abstractmethod
+from dataclasses import replace
 from itertools import chain
 from typing import Callable, Iterable, Iterator
 
@@ -718,15 +719,33 @@ def int32_index_overflow_triton(review: ReviewInput) -> Iterable[Finding]:
         for kernel, products in triton_products(kf, leading, extents if scale else None, ids_bounded):
             if sibling is None:
                 sibling = _widened_sibling(kf.tree) or (0, "")
-            for product in products:
-                yield _finding(kf.f.path, kernel.func.name, product, sibling if sibling[0] else None, "Triton")
+            for product, again in _repeats_folded(products):
+                yield _finding(kf.f.path, kernel.func.name, product, sibling if sibling[0] else None, "Triton", again)
 
 
-def _finding(path: str, function: str, product: Product, sibling: tuple[int, str] | None, language: str) -> Finding:
+def _repeats_folded(products: Iterable[Product]) -> list[tuple[Product, list[int]]]:
+    """A kernel's products, one per text at its first line with the lines that compute it again (the same
+    offset recomputed for a load and its store is one thing to widen, not two), carrying the production
+    scale any of them showed."""
+    groups: dict[str, list[Product]] = {}
+    for product in sorted(products, key=lambda p: p.line):
+        groups.setdefault(_squash(product.text), []).append(product)
+    out = []
+    for same in groups.values():
+        first, scale = same[0], next((p.scale for p in same if p.scale is not None), None)
+        out.append((first if scale is first.scale else replace(first, scale=scale), [p.line for p in same[1:]]))
+    return out
+
+
+def _finding(path: str, function: str, product: Product, sibling: tuple[int, str] | None, language: str,
+             again: list[int] | None = None) -> Finding:
     left, right = product.operands
     evidence = [Evidence(path, sibling[0], sibling[1])] if sibling else []
     widened = (f" The same file already widens an index at line {sibling[0]} (`{sibling[1]}`); this product "
                "does not." if sibling else "")
+    if again:
+        widened += f" The same product is computed again at line{'s' if len(again) > 1 else ''} " \
+                   f"{', '.join(map(str, again))}."
     trigger = None
     if product.scale is not None:
         trigger = (f"{product.scale.quote()}, past 2^31 = {LIMIT:,}: the offset `{product.text}` into it wraps "
@@ -1141,10 +1160,10 @@ def int32_index_overflow_flydsl(review: ReviewInput) -> Iterable[Finding]:
                     continue  # the product was there before the PR, perhaps spelled differently
                 found.setdefault(product.lineno, Product(product.lineno, one_line(ast.unparse(product), 100),
                                                          (one_line(ast.unparse(left), 40), one_line(ast.unparse(right), 40))))
-            for product in sorted(found.values(), key=lambda p: p.line):
+            for product, again in _repeats_folded(found.values()):
                 if sibling is None:
                     sibling = _fly_widened_sibling(tree) or (0, "")
-                yield _finding(f.path, func.name, product, sibling if sibling[0] else None, "FlyDSL")
+                yield _finding(f.path, func.name, product, sibling if sibling[0] else None, "FlyDSL", again)
 
 
 def _base_products_of(tree: ast.Module | None) -> set:
