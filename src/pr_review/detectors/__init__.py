@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from functools import lru_cache
 from typing import Callable, Iterable
 
 from ..model import Finding, record
@@ -39,11 +40,17 @@ def detector(*rule_ids: str, searches: Callable[[ReviewInput], Iterable[str]] | 
 
 
 def all_detectors() -> list[Detector]:
-    """Import every detector module once (registration is by decorator) and return the registry."""
+    """Every detector: each module imported once (registration is by decorator), the package directory
+    listed once per process rather than at every call (a review asks three times)."""
+    _import_modules()
+    return REGISTRY
+
+
+@lru_cache(maxsize=1)
+def _import_modules() -> None:
     for info in pkgutil.iter_modules(__path__):
         if info.name != "base":
             importlib.import_module(f"{__name__}.{info.name}")
-    return REGISTRY
 
 
 __all__ = ["Detector", "ReviewInput", "all_detectors", "detector"]

@@ -60,6 +60,23 @@ class ReviewInput:
         """The file's parsed base side (under its old name when renamed); None for a new file."""
         return None if f.is_new else self.source.python(f.old_path or f.path, "base")
 
+    def cut_from(self, f: ChangedFile) -> Iterator[ast.Module]:
+        """The parsed base sides of the other Python files the PR removes lines from: where code that
+        appears new in `f` (a kernel split into a new module, a module split into a package) was cut from."""
+        for other in self.files:
+            if other is not f and not other.skipped and other.language == "python" and other.removed:
+                tree = self.source.python(other.old_path or other.path, "base")
+                if tree is not None:
+                    yield tree
+
+    def base_texts(self, *languages: str) -> Iterator[str]:
+        """The base sides of the changed files (of these languages) that have one: where a question about
+        the base tree (a knob, an import the PR moves) is asked first, before a search of the tree."""
+        for f in self.changed(*languages):
+            text = self.base_text(f)
+            if text:
+                yield text
+
     def base_text(self, f: ChangedFile, new_file: str | None = None) -> str | None:
         """The file's base-side text (under its old name when renamed); `new_file` for a new file."""
         return new_file if f.is_new else self.source.text(f.old_path or f.path, "base")

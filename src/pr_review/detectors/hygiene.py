@@ -479,7 +479,7 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
             undeclared.append(root)
     # a module a changed file imported on base (the PR moves or repeats the import) is not new: read from the
     # texts in hand, before any search of the base tree
-    changed_base = [review.base_text(f) or "" for f in review.changed("python")] if undeclared else []
+    changed_base = list(review.base_texts("python")) if undeclared else []
     imports = {root: rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)" for root in undeclared}
     undeclared = [root for root in undeclared
                   if not any(re.search(imports[root], text, re.ASCII | re.MULTILINE) for text in changed_base)]

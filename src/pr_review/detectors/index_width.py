@@ -242,17 +242,10 @@ def _base_products(kf: KernelFile) -> Callable[[str], set]:
     base = None if kf.f.is_new else review.source.python(kf.f.old_path or kf.f.path, "base")
     cache: dict[str, set] = {}
 
-    def cut_from() -> Iterator[ast.Module]:
-        for other in review.files:
-            if other is not kf.f and other.language == "python" and other.removed and not other.skipped:
-                tree = review.source.python(other.old_path or other.path, "base")
-                if tree is not None:
-                    yield tree
-
     def of(name: str) -> set:
         if name not in cache:
             seen: set = set()
-            for tree in chain([base] if base is not None else [], cut_from()):
+            for tree in chain([base] if base is not None else [], review.cut_from(kf.f)):
                 index = index_of(tree)
                 defs = [f for f in index.of_type(ast.FunctionDef) + index.of_type(ast.AsyncFunctionDef) if f.name == name]
                 imports = _imported(tree) if defs else set()

@@ -692,13 +692,9 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
 def _cut_functions(review: ReviewInput, f: ChangedFile) -> dict[str, ast.AST]:
     """The base-side functions, by qualified name, of the other Python files the PR removes lines from."""
     out: dict[str, ast.AST] = {}
-    for other in review.files:
-        if other is f or other.skipped or other.language != "python" or not other.removed:
-            continue
-        base_tree = review.source.python(other.old_path or other.path, "base")
-        if base_tree is not None:
-            for name, func in qualified_functions(base_tree).items():
-                out.setdefault(name, func)
+    for base_tree in review.cut_from(f):
+        for name, func in qualified_functions(base_tree).items():
+            out.setdefault(name, func)
     return out
 
 

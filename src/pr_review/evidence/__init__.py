@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import time
+from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 from ..detectors.base import ReviewInput
@@ -40,10 +41,16 @@ def collector(name: str, searches: Searches | None = None) -> Callable[[Collecto
 
 
 def all_collectors() -> dict[str, Collector]:
-    """Import every collector module once (registration is by decorator) and return the registry."""
+    """Every collector: each module imported once (registration is by decorator), the package directory
+    listed once per process (the search plan and the collection both ask)."""
+    _import_modules()
+    return COLLECTORS
+
+
+@lru_cache(maxsize=1)
+def _import_modules() -> None:
     for info in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{info.name}")
-    return COLLECTORS
 
 
 def collector_searches() -> list[Searches]:
