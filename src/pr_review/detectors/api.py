@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
 from ..lang.python import (
-    DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, decorated_with, decorator_name, dotted_name, innermost_function,
-    imported_module_path, local_names, qualified_functions, touches, walk
+    DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, call_tail, decorated_with, decorator_name, dotted_name,
+    innermost_function, imported_module_path, local_names, qualified_functions, touches, walk
 )
 from ..model import Evidence, Finding
 from . import detector
@@ -48,22 +48,19 @@ def _index(tree: ast.Module) -> _Index:
     found = _INDEX.get(tree)
     if found is None:
         owner: dict[ast.AST, ast.ClassDef] = {}
-        classes = []
         callees: set[int] = set()
-        loads: list[ast.Name] = []
-        for node in index_of(tree).nodes:
-            if isinstance(node, ast.ClassDef):
-                classes.append(node)
-                for item in node.body:
-                    if isinstance(item, FUNCTION_TYPES):
-                        owner[item] = node
-            elif isinstance(node, ast.Call):
-                callees.add(id(node.func))
-                if isinstance(node.func, ast.Subscript):
-                    callees.add(id(node.func.value))  # kernel[grid](...) launches the kernel
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                loads.append(node)
-        found = _Index(owner, {n.id for n in loads if id(n) not in callees}, classes)
+        index = index_of(tree)
+        classes = index.of_type(ast.ClassDef)
+        for node in classes:
+            for item in node.body:
+                if isinstance(item, FUNCTION_TYPES):
+                    owner[item] = node
+        for node in index.of_type(ast.Call):
+            callees.add(id(node.func))
+            if isinstance(node.func, ast.Subscript):
+                callees.add(id(node.func.value))  # kernel[grid](...) launches the kernel
+        loads = [n.id for n in index.of_type(ast.Name) if type(n.ctx) is ast.Load and id(n) not in callees]
+        found = _Index(owner, set(loads), classes)
         _INDEX[tree] = found
     return found
 
@@ -378,21 +375,22 @@ def _calls_in(tree: ast.Module, path: str, names: set[str], calls: dict[str, lis
     without a call."""
     call_funcs = set()
     aliases = _import_aliases(tree, names)
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Call):
-            callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
-            name = aliases.get(callee.id, callee.id) if isinstance(callee, ast.Name) else \
-                callee.attr if isinstance(callee, ast.Attribute) else None
-            if name in calls:
-                calls[name].append(_Call(path, node))
-                call_funcs.add(id(callee))
-            if name == "super" or dotted_name(node.func).endswith("partial"):
-                for arg in node.args[:1]:
-                    ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
-                    if ref in names:
-                        uncalled.add(ref)
-    for node in index_of(tree).nodes:
-        if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in call_funcs:
+    index = index_of(tree)
+    for node in index.of_type(ast.Call):
+        callee = node.func.value if isinstance(node.func, ast.Subscript) else node.func  # kernel[grid](...)
+        name = aliases.get(callee.id, callee.id) if isinstance(callee, ast.Name) else \
+            callee.attr if isinstance(callee, ast.Attribute) else None
+        if name in calls:
+            calls[name].append(_Call(path, node))
+            call_funcs.add(id(callee))
+        # a dotted name ends with its callee's last name: only one ending in `partial` is read whole
+        if name == "super" or (call_tail(node).endswith("partial") and dotted_name(node.func).endswith("partial")):
+            for arg in node.args[:1]:
+                ref = arg.id if isinstance(arg, ast.Name) else arg.attr if isinstance(arg, ast.Attribute) else None
+                if ref in names:
+                    uncalled.add(ref)
+    for node in index.of_type((ast.Name, ast.Attribute)):
+        if type(node.ctx) is ast.Load and id(node) not in call_funcs:
             ref = aliases.get(node.id, node.id) if isinstance(node, ast.Name) else node.attr
             if ref in names:
                 uncalled.add(ref)

@@ -132,6 +132,8 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
                 body = read_script(script)
                 if body is not None:
                     out += analyse_commands(body, script, read_script, depth + 1)
+    # a test-split script finds the files and runs each one: as scripts unless it hands them to pytest
+    runner = "pytest" if finds and any(True for line in _lines_of(text) for _ in _pytest_runs(line)) else "script"
     for token, rest, fcond in finds:
         if not re.search(r"test|\.py", rest) and "test" not in token:
             continue
@@ -146,8 +148,6 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
         for value in values:
             if "$" in value:
                 continue
-            # a test-split script finds the files and runs each one: as scripts unless it hands them to pytest
-            runner = "pytest" if any(True for line in _lines_of(text) for _ in _pytest_runs(line)) else "script"
             out.append(Coverage(value if value != "." else "", level, False, (), f"{source}: find {token}{rest[:60]}",
                                 runner))
     return out
