@@ -170,6 +170,20 @@ def _plannable(word: str) -> bool:
     return len(word) >= 3 and word.isidentifier() and word.isascii() and word not in COMMON_WORDS
 
 
+NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _planned_name(text: str) -> str:
+    """The name a planned search looks for to answer a search for `text`: `text` itself when it is one,
+    else the longest plannable name an ASCII `text` holds, whose lines hold every line holding `text`;
+    '' when there is none."""
+    if _plannable(text):
+        return text
+    if not text.isascii():  # git compares bytes, Python the decoded line: only ASCII reads the same
+        return ""
+    return max((w for w in NAME.findall(text) if _plannable(w)), key=len, default="")
+
+
 @lru_cache(maxsize=4096)
 def _word(name: str) -> re.Pattern[str]:
     """`name` as git's -w finds it: not preceded or followed by a letter, digit or underscore (C locale)."""
@@ -309,18 +323,22 @@ class Source:
         it looks for, and the questions come from a dozen places one after another."""
         key = (side, tuple(pathspecs))
         held = self._held.get(key, {})
-        self._planned.setdefault(key, set()).update(w for w in words if _plannable(w) and w not in held)
+        self._planned.setdefault(key, set()).update(
+            w for w in map(_planned_name, words) if w and not any(h in w for h in held))
 
     def _lines_holding(self, strings: list[str], side: Side, pathspecs: tuple[str, ...],
                        ) -> dict[str, list[tuple[str, int, str]]] | None:
         """Per string, the lines of these files holding it, from the planned searches of this review (a
         string is read from the lines of a word it holds), or None when these files have no plan or a
-        string is not a name a plan searches for."""
+        string holds no name a plan can search for."""
         key = (side, pathspecs)
-        if key not in self._planned or not strings or not all(_plannable(s) for s in strings):
+        if key not in self._planned or not strings:
             return None
         held = self._held.setdefault(key, {})
-        uncovered = [s for s in strings if not any(w in s for w in held)]
+        names = [_planned_name(s) for s in strings]  # a string that is not a name: from a name it holds
+        if not all(names):
+            return None
+        uncovered = [name for s, name in zip(strings, names) if not any(w in s for w in held)]
         if uncovered:
             wanted = sorted({*uncovered, *self._planned[key]})
             self._planned[key] = set()
@@ -339,6 +357,8 @@ class Source:
                 kw.get("fixed") == kw.get("word"):
             return None
         strings = pattern.split("\n") if kw.get("fixed") else pattern.split("|")
+        if kw.get("word") and not all(map(_plannable, strings)):
+            return None  # escaped text, not names: a regex git reads, not strings a line holds
         lines = self._lines_holding(strings, side, pathspecs)
         if lines is None:
             return None

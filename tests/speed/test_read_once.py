@@ -305,7 +305,9 @@ def test_a_planned_search_answers_every_later_search_holding_a_planned_name_as_g
     questions = [("helper", {"word": True}), ("helper", {"fixed": True}), ("helper_v2", {"fixed": True, "files_only": True}),
                  ("helper|other", {"word": True}), ("other", {"word": True, "files_only": True}),
                  ("other_thing", {"fixed": True}), (r"\bhelper_v2\s*\(", {}), (r"(import|from)\s+modlib\b", {"files_only": True}),
-                 ("nowhere", {"word": True})]
+                 ("nowhere", {"word": True}),
+                 # text that is not a name: from the lines of a planned name it holds
+                 ("x = other_thing(2)", {"fixed": True}), ("helper(1)", {"fixed": True, "files_only": True})]
     plain = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
     expected = [plain.grep(pattern, "head", ("*.py",), **kw) for pattern, kw in questions]
     planned = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
@@ -351,3 +353,26 @@ def test_the_review_plans_the_names_the_guards_evidence_and_a_new_test_module_ar
     callers = [pathspecs for pattern, pathspecs in searched if pattern.startswith(r"\bscale_rows")]
     assert callers and all(p.startswith(":(literal)") for pathspecs in callers for p in pathspecs)
     assert not [p for p, _ in searched if p.startswith(("test_scale_rows_fast", r"(import|from)"))]
+
+
+def test_a_deleted_guard_is_looked_for_elsewhere_in_the_planned_search(tmp_path: Path, monkeypatch):
+    """Whether a deleted check still holds somewhere else in the head tree is read from the lines of the
+    planned search holding the check's longest name, not from a search of the tree for its text."""
+    from conftest import make_repo
+
+    from pr_review.pipeline import ReviewRequest, review
+
+    check = "    assert weights.shape[0] == num_experts_total\n"
+    base = {"aiter/ops/route.py": f"def route(weights, num_experts_total):\n{check}    return weights\n",
+            "aiter/ops/other.py": f"def gate(weights, num_experts_total):\n{check}    return weights\n"}
+    head = {"aiter/ops/route.py": "def route(weights, num_experts_total):\n    return weights\n"}
+    repo = make_repo(tmp_path / "repo", base, head)
+    searched: list[tuple[str, tuple[str, ...]]] = []
+    real_grep = Repo.grep
+    monkeypatch.setattr(Repo, "grep", lambda self, pattern, rev, pathspecs=(), **k:
+                        searched.append((pattern, tuple(pathspecs))) or real_grep(self, pattern, rev, pathspecs, **k))
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    assert report.evidence["guards"][1] == ("moved: aiter/ops/route.py:2 (base) `assert weights.shape[0] == "
+                                            "num_experts_total` → aiter/ops/other.py:2")
+    assert not [p for p, _ in searched if "assert" in p]  # no search for the text itself
+    assert any("num_experts_total" in p.split("|") for p, specs in searched if "*.py" in specs)

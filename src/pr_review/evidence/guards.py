@@ -301,14 +301,22 @@ def cpp_guard_list(text: str, lines: set[int] | None = None, functions: set[str]
 
 # ---------------------------------------------------------------- the collector
 
-def _neighbour_names(review: ReviewInput) -> list[str]:
-    """The Python functions that lose a condition guard: `_checked_by_neighbour` looks up their callers in
-    the head tree, a search the review plans into its one search of the tree's Python files."""
-    return [g.function.rsplit(".", 1)[-1] for f, g in _deleted(review)
-            if f.language == "python" and g.kind in NEIGHBOUR_KINDS and g.asserted and g.function]
+def _searched_names(review: ReviewInput) -> list[str]:
+    """The names the fates of deleted Python guards look up in the head tree, a search the review plans into
+    its one search of the tree's Python files: the functions that lose a condition guard (whose callers
+    `_checked_by_neighbour` reads), and each guard's text (step 5 of `_fate` looks for it, read from the
+    lines holding its longest name)."""
+    names: list[str] = []
+    for f, g in _deleted(review):
+        if f.language != "python":
+            continue
+        if g.kind in NEIGHBOUR_KINDS and g.asserted and g.function:
+            names.append(g.function.rsplit(".", 1)[-1])
+        names.append(_still_checked_probe(g))
+    return names
 
 
-@collector("guards", searches=_neighbour_names)
+@collector("guards", searches=_searched_names)
 def guards(review: ReviewInput) -> Artifact:
     deleted = _deleted(review)
     fates: list[GuardFate] = []
@@ -537,10 +545,9 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
         return fate
 
     # 5. still checked somewhere else in the head tree (a pre-existing copy, e.g. in the callee).
-    if g.asserted and len(g.asserted) >= 12:
+    probe = _still_checked_probe(g)
+    if probe:
         spec = ("*.py",) if f.language == "python" else ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp", "*.cc", "*.hip")
-        probe = g.text if g.kind in ("assert", "check") else g.asserted
-        probe = probe.split(",")[0][:80]
         hits = [h for h in review.source.grep(probe, "head", spec, fixed=True) if h[0] != f.path][:3]
         if hits:
             fate.fate, fate.where = "moved", f"{hits[0][0]}:{hits[0][1]}"
@@ -549,6 +556,15 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     fate.contradiction = _comment_above(review, f.path, "head", f.language, fate.head_line or 0, fate.head_line or 0,
                                         pattern=CONTRADICTION_WORDS)
     return fate
+
+
+def _still_checked_probe(g: Guard) -> str:
+    """The text a deleted guard still has somewhere else in the head tree when it is still checked there
+    (its statement's start, or its condition); '' for a condition too short to tell a copy by."""
+    if not g.asserted or len(g.asserted) < 12:
+        return ""
+    probe = g.text if g.kind in ("assert", "check") else g.asserted
+    return probe.split(",")[0][:80]
 
 
 UNREAD_BY_DESIGN = lazy_re(r"\buninitiali[sz]ed\b[^.\n]*\b(never|not) read\b|\b(never|not) read\b[^.\n]*\buninitiali[sz]ed\b",
