@@ -12,7 +12,7 @@ import re
 from typing import Iterable, Iterator
 
 from ..lang.index import index_of
-from ..lang.python import dotted_name, quoted, touches, walk
+from ..lang.python import call_tail, dotted_name, quoted, touches, walk
 from ..model import Evidence, Finding
 from . import detector
 from .base import ReviewInput
@@ -38,7 +38,7 @@ def _flydsl_files(review: ReviewInput, needle: str, added_token: str = "") -> It
 
 def _compiler_aliases(tree: ast.Module) -> set[str]:
     out = {"flyc"}
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Import, ast.ImportFrom)):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.name == "flydsl.compiler":
@@ -50,8 +50,8 @@ def _compiler_aliases(tree: ast.Module) -> set[str]:
     return out
 
 
-def _is_compile(node: ast.AST, aliases: set[str]) -> bool:
-    if not isinstance(node, ast.Call):
+def _is_compile(node: ast.Call, aliases: set[str]) -> bool:
+    if call_tail(node) != "compile":
         return False
     head, _, tail = dotted_name(node.func).rpartition(".")
     return tail == "compile" and head in aliases
@@ -99,7 +99,7 @@ def flydsl_compile_not_called(review: ReviewInput) -> Iterable[Finding]:
         aliases = _compiler_aliases(tree)
         parents = index_of(tree).parents
         added = f.added_lines  # type: ignore[attr-defined]
-        for node in index_of(tree).nodes:
+        for node in index_of(tree).of_type(ast.Call):
             if not _is_compile(node, aliases):
                 continue
             stmt = _statement(node, parents)

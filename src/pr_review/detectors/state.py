@@ -17,8 +17,8 @@ from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
 from ..lang.index import index_of
 from ..lang.python import (
-    DEVICE_DECORATORS, FUNCTION_TYPES, children, decorated_with, decorator_name, dotted_name, innermost_function,
-    qualified_functions, touches, walk
+    DEVICE_DECORATORS, FUNCTION_TYPES, call_tail, children, decorated_with, decorator_name, dotted_name,
+    innermost_function, qualified_functions, touches, walk
 )
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding, record
@@ -780,9 +780,10 @@ def _str(node: ast.AST | None) -> str | None:
 
 
 def _ops(tree: ast.Module) -> list[_Op]:
-    defs = {n.name: n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)}
+    index = index_of(tree)
+    defs = {n.name: n for n in index.of_type(FUNCTION_TYPES)}
     ops: list[_Op] = []
-    for node in index_of(tree).nodes:
+    for node in index.of_type((*FUNCTION_TYPES, ast.Call)):  # in walk order: the ops in source's order
         if isinstance(node, FUNCTION_TYPES):
             for d in node.decorator_list:
                 name = decorator_name(d)
@@ -797,7 +798,7 @@ def _ops(tree: ast.Module) -> list[_Op]:
                     ops.append(_Op(node.name, "custom_op", node, node, None, qual))
                 elif last == "torch_compile_guard" and isinstance(d, ast.Call) and _kw(d, "gen_fake") is not None:
                     ops.append(_Op(node.name, "compile_guard", node, node, _kw(d, "gen_fake")))
-        elif isinstance(node, ast.Call) and dotted_name(node.func).rsplit(".", 1)[-1] == "direct_register_custom_op":
+        elif call_tail(node) == "direct_register_custom_op" and dotted_name(node.func):  # a plain dotted name
             op_name = _str(_kw(node, "op_name", 0))
             func = _kw(node, "op_func", 1)
             if op_name is None:
