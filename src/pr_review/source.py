@@ -170,20 +170,6 @@ def _plannable(word: str) -> bool:
     return len(word) >= 3 and word.isidentifier() and word.isascii() and word not in COMMON_WORDS
 
 
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _planned_name(text: str) -> str:
-    """The name a planned search looks for to answer a search for `text`: `text` itself when it is one,
-    else the longest plannable name an ASCII `text` holds, whose lines hold every line holding `text`;
-    '' when there is none."""
-    if _plannable(text):
-        return text
-    if not text.isascii():  # git compares bytes, Python the decoded line: only ASCII reads the same
-        return ""
-    return max((w for w in NAME.findall(text) if _plannable(w)), key=len, default="")
-
-
 @lru_cache(maxsize=4096)
 def _word(name: str) -> re.Pattern[str]:
     """`name` as git's -w finds it: not preceded or followed by a letter, digit or underscore (C locale)."""
@@ -323,19 +309,22 @@ class Source:
         it looks for, and the questions come from a dozen places one after another."""
         key = (side, tuple(pathspecs))
         held = self._held.get(key, {})
-        self._planned.setdefault(key, set()).update(
-            w for w in map(_planned_name, words) if w and not any(h in w for h in held))
+        self._planned.setdefault(key, set()).update(w for w in words if _plannable(w) and w not in held)
 
     def _lines_holding(self, strings: list[str], side: Side, pathspecs: tuple[str, ...],
                        ) -> dict[str, list[tuple[str, int, str]]] | None:
         """Per string, the lines of these files holding it, from the planned searches of this review (a
         string is read from the lines of a word it holds), or None when these files have no plan or a
-        string holds no name a plan can search for."""
+        string is neither a name a plan searches for nor a text holding a name searched or planned (a
+        name the text holds only by chance may be on tens of thousands of lines: `dtype`)."""
         key = (side, pathspecs)
         if key not in self._planned or not strings:
             return None
         held = self._held.setdefault(key, {})
-        names = [_planned_name(s) for s in strings]  # a string that is not a name: from a name it holds
+        words = (*held, *self._planned[key])
+        # git compares bytes, Python the decoded line: only ASCII text reads the same
+        names = [s if _plannable(s) else max((w for w in words if w in s), key=len, default="") if s.isascii() else ""
+                 for s in strings]
         if not all(names):
             return None
         uncovered = [name for s, name in zip(strings, names) if not any(w in s for w in held)]
@@ -426,6 +415,21 @@ class Source:
         hits = self._search("|".join(f"({p})" for p in wanted), side, pathspecs)
         for pattern, regex in zip(wanted, own):
             self._greps[(pattern, side, tuple(pathspecs), ())] = [h for h in hits if regex.search(h[2])]
+
+    def prefetch_fixed(self, strings: Iterable[str], side: Side = "head", pathspecs: tuple[str, ...] = ()) -> None:
+        """Answer the line searches `grep(s, side, pathspecs, fixed=True)` for several strings with one
+        search of the tree for all of them (each keeps the lines holding it). ASCII strings without line
+        breaks only: git compares bytes, Python the decoded line."""
+        kw = (("fixed", True),)
+        wanted = [s for s in dict.fromkeys(strings) if s and s.isascii() and "\n" not in s and "\r" not in s
+                  and (s, side, tuple(pathspecs), kw) not in self._greps]
+        if len(wanted) < 2:
+            return  # one search either way
+        hits = self._from_held("\n".join(wanted), side, tuple(pathspecs), dict(kw))
+        if hits is None:
+            hits = self.repo.grep("\n".join(wanted), self.rev(side), (*pathspecs, *NEVER_TEXT), fixed=True)
+        for string in wanted:
+            self._greps[(string, side, tuple(pathspecs), kw)] = [h for h in hits if string in h[2]]
 
     def grep_words(self, names: Iterable[str], side: Side = "head", pathspecs: tuple[str, ...] = ("*.py",),
                    ) -> dict[str, list[str]]:

@@ -355,24 +355,25 @@ def test_the_review_plans_the_names_the_guards_evidence_and_a_new_test_module_ar
     assert not [p for p, _ in searched if p.startswith(("test_scale_rows_fast", r"(import|from)"))]
 
 
-def test_a_deleted_guard_is_looked_for_elsewhere_in_the_planned_search(tmp_path: Path, monkeypatch):
-    """Whether a deleted check still holds somewhere else in the head tree is read from the lines of the
-    planned search holding the check's longest name, not from a search of the tree for its text."""
+def test_deleted_guards_are_looked_for_elsewhere_with_one_search_for_all(tmp_path: Path, monkeypatch):
+    """Whether deleted checks still hold somewhere else in the head tree is one fixed-string search for all
+    of their texts, made when the first of them needs it, not one search of the tree per check."""
     from conftest import make_repo
 
     from pr_review.pipeline import ReviewRequest, review
 
-    check = "    assert weights.shape[0] == num_experts_total\n"
-    base = {"aiter/ops/route.py": f"def route(weights, num_experts_total):\n{check}    return weights\n",
-            "aiter/ops/other.py": f"def gate(weights, num_experts_total):\n{check}    return weights\n"}
-    head = {"aiter/ops/route.py": "def route(weights, num_experts_total):\n    return weights\n"}
+    checks = "    assert weights.shape[0] == num_experts_total\n    assert router_logits.dim() == 2\n"
+    base = {"aiter/ops/route.py": f"def route(weights, router_logits, num_experts_total):\n{checks}    return weights\n",
+            "aiter/ops/other.py": f"def gate(weights, router_logits, num_experts_total):\n{checks}    return weights\n"}
+    head = {"aiter/ops/route.py": "def route(weights, router_logits, num_experts_total):\n    return weights\n"}
     repo = make_repo(tmp_path / "repo", base, head)
     searched: list[tuple[str, tuple[str, ...]]] = []
     real_grep = Repo.grep
     monkeypatch.setattr(Repo, "grep", lambda self, pattern, rev, pathspecs=(), **k:
                         searched.append((pattern, tuple(pathspecs))) or real_grep(self, pattern, rev, pathspecs, **k))
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
-    assert report.evidence["guards"][1] == ("moved: aiter/ops/route.py:2 (base) `assert weights.shape[0] == "
-                                            "num_experts_total` → aiter/ops/other.py:2")
-    assert not [p for p, _ in searched if "assert" in p]  # no search for the text itself
-    assert any("num_experts_total" in p.split("|") for p, specs in searched if "*.py" in specs)
+    assert report.evidence["guards"][1:] == [
+        "moved: aiter/ops/route.py:2 (base) `assert weights.shape[0] == num_experts_total` → aiter/ops/other.py:2",
+        "moved: aiter/ops/route.py:3 (base) `assert router_logits.dim() == 2` → aiter/ops/other.py:3"]
+    assert [p for p, _ in searched if "assert" in p] == [
+        "assert weights.shape[0] == num_experts_total\nassert router_logits.dim() == 2"]

@@ -301,22 +301,14 @@ def cpp_guard_list(text: str, lines: set[int] | None = None, functions: set[str]
 
 # ---------------------------------------------------------------- the collector
 
-def _searched_names(review: ReviewInput) -> list[str]:
-    """The names the fates of deleted Python guards look up in the head tree, a search the review plans into
-    its one search of the tree's Python files: the functions that lose a condition guard (whose callers
-    `_checked_by_neighbour` reads), and each guard's text (step 5 of `_fate` looks for it, read from the
-    lines holding its longest name)."""
-    names: list[str] = []
-    for f, g in _deleted(review):
-        if f.language != "python":
-            continue
-        if g.kind in NEIGHBOUR_KINDS and g.asserted and g.function:
-            names.append(g.function.rsplit(".", 1)[-1])
-        names.append(_still_checked_probe(g))
-    return names
+def _neighbour_names(review: ReviewInput) -> list[str]:
+    """The Python functions that lose a condition guard: `_checked_by_neighbour` looks up their callers in
+    the head tree, a search the review plans into its one search of the tree's Python files."""
+    return [g.function.rsplit(".", 1)[-1] for f, g in _deleted(review)
+            if f.language == "python" and g.kind in NEIGHBOUR_KINDS and g.asserted and g.function]
 
 
-@collector("guards", searches=_searched_names)
+@collector("guards", searches=_neighbour_names)
 def guards(review: ReviewInput) -> Artifact:
     deleted = _deleted(review)
     fates: list[GuardFate] = []
@@ -325,7 +317,7 @@ def guards(review: ReviewInput) -> Artifact:
         for f, g in deleted:
             interest.setdefault(f.path, set()).add(g.function)
         heads = _head_guards(review, interest)
-        fates = [_fate(review, f, g, heads) for f, g in deleted]
+        fates = [_fate(review, f, g, heads, deleted[i:]) for i, (f, g) in enumerate(deleted)]
     return Artifact("guards", _lines(fates), fates)
 
 
@@ -391,7 +383,10 @@ def _module_statement_lines(tree: ast.Module) -> set[int]:
     return out
 
 
-def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[Guard]]) -> GuardFate:
+def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[Guard]],
+          pending: list[tuple[ChangedFile, Guard]]) -> GuardFate:
+    """What became of deleted guard `g`; `pending` are it and the deleted guards whose fates are read after
+    it (the last step looks for all their texts in one search of the tree, the first time one needs it)."""
     base_path = f.old_path or f.path
     fate = GuardFate(path=f.path, base_line=g.line, kind=g.kind, text=g.text, fate="gone", function=g.function,
                      target=g.target, language=f.language, subjects=sorted(g.subjects))
@@ -548,6 +543,8 @@ def _fate(review: ReviewInput, f: ChangedFile, g: Guard, heads: dict[str, list[G
     probe = _still_checked_probe(g)
     if probe:
         spec = ("*.py",) if f.language == "python" else ("*.cu", "*.cuh", "*.h", "*.hpp", "*.cpp", "*.cc", "*.hip")
+        review.source.prefetch_fixed([_still_checked_probe(h) for e, h in pending if e.language == f.language],
+                                     "head", spec)
         hits = [h for h in review.source.grep(probe, "head", spec, fixed=True) if h[0] != f.path][:3]
         if hits:
             fate.fate, fate.where = "moved", f"{hits[0][0]}:{hits[0][1]}"
