@@ -121,6 +121,22 @@ def test_header_included_by_ten_units_is_tier2(repo_factory):
     assert "included by 10 files" in core["csrc/include/opus_utils.h"].reason
 
 
+def test_the_fan_in_of_every_changed_header_is_one_search(repo_factory, monkeypatch):
+    from pr_review.git import Repo
+
+    headers = {"csrc/include/opus_utils.h": "one", "csrc/include/opus-math.hpp": "two"}
+    base = {**AITER, **{p: f"#pragma once\ninline int {f}() {{ return 1; }}\n" for p, f in headers.items()}}
+    base.update({f"csrc/kernels/k{i}.cu": '#include "opus_utils.h"\n#include <include/opus-math.hpp>\n' for i in range(10)})
+    base["csrc/kernels/other.cu"] = '#include "opus_utils.hpp"\n'  # another header's name holds this one's
+    repo = repo_factory(base, {p: t.replace("return 1", "return 2") for p, t in base.items() if p in headers})
+    searched: list[str] = []
+    real = Repo.grep
+    monkeypatch.setattr(Repo, "grep", lambda self, pattern, *a, **k: searched.append(pattern) or real(self, pattern, *a, **k))
+    core = {c.path: c for c in run(repo).core_files}
+    assert [core[p].reason.endswith("(HF: included by 10 files)") for p in headers] == [True, True]
+    assert len([p for p in searched if p.startswith(("#", "(#"))]) == 1  # one regex for both headers' includes
+
+
 ATOM = {"atom/model_engine/model_runner.py": "class ModelRunner:\n    pass\n",
         "atom/models/deepseek_v2.py": "class DeepseekV2Attention:\n    def forward(self, x):\n        return x\n\n"
                                       "    def load(self, w):\n        return w\n",

@@ -27,6 +27,10 @@ def backbone(review: ReviewInput) -> Artifact:
     core: list[CoreFile] = []
     tier3: list[str] = []
     tests = _pr_tests(review)
+    # one search of the C++ sources for the includes of every changed header a fan-in question reads
+    if any((q.get("structural") or {}).get("kind") == "header-fanin" for q in review.profile.data.get("tier_questions") or []):
+        review.source.prefetch_grep([_include_pattern(PurePosixPath(f.path).name) for f in review.files
+                                     if f.language == "cpp" and f.path.endswith(HEADERS)], "head", CPP_SOURCES)
     tiers = [(f, *classify(review, f)) for f in review.files]
     # one search of the tree for the call sites of every Tier 1 file's changed symbols (assess asks
     # for each file's own share), instead of one search per file
@@ -63,11 +67,11 @@ def _answer(review: ReviewInput, f: ChangedFile, hint: dict) -> str | None:
     """A short sentence when the structural question holds for this file, else None."""
     kind = hint.get("kind")
     path = f.path
-    if kind == "header-fanin" and f.language == "cpp" and path.endswith((".h", ".hpp", ".cuh")):
+    if kind == "header-fanin" and f.language == "cpp" and path.endswith(HEADERS):
         name = PurePosixPath(path).name
         if name in (hint.get("exclude") or []):
             return None
-        includes = review.source.grep(rf'#\s*include\s*[<"]([^">]*/)?{re.escape(name)}[">]', "head", CPP_SOURCES)
+        includes = review.source.grep(_include_pattern(name), "head", CPP_SOURCES)
         units = {p for p, _, _ in includes}
         return f"included by {len(units)} files" if len(units) >= hint.get("min", 10) else None
     if kind == "plugin-bridge" and re.search(hint.get("pattern", "$^"), path):
@@ -91,6 +95,14 @@ def _answer(review: ReviewInput, f: ChangedFile, hint: dict) -> str | None:
         if len(matching) >= hint.get("min", 2):
             return f"imported by {len(matching)} files"
     return None
+
+
+HEADERS = (".h", ".hpp", ".cuh")
+
+
+def _include_pattern(name: str) -> str:
+    """An `#include` of a header by its file name (git's extended regex, read alike by Python's `re`)."""
+    return rf'#\s*include\s*[<"]([^">]*/)?{re.escape(name)}[">]'
 
 
 def _pr_tests(review: ReviewInput) -> dict[str, str]:
