@@ -150,10 +150,12 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                 continue  # the function is gone or still has the line: not a fix of that line
             if old in added_squashed:
                 continue  # moved, not changed
-            # the new form: the most similar added statement (a formatter may have split it over lines)
-            scored = [(SequenceMatcher(None, old, _statement(head_lines, n)).ratio(), n)
-                      for n, t in added if fixed_in.first <= n <= fixed_in.last
-                      and SequenceMatcher(None, old, t).real_quick_ratio() >= FIX_SIMILARITY / 2]
+            # the new form: the most similar added statement (a formatter may have split it over lines);
+            # one whose bound on the ratio (`quick_ratio`) is below the threshold cannot be it
+            matchers = ((SequenceMatcher(None, old, _statement(head_lines, n)), n)
+                        for n, t in added if fixed_in.first <= n <= fixed_in.last
+                        and SequenceMatcher(None, old, t).real_quick_ratio() >= FIX_SIMILARITY / 2)
+            scored = [(m.ratio(), n) for m, n in matchers if m.quick_ratio() >= FIX_SIMILARITY]
             ratio, n = max(scored, default=(0.0, 0))
             new = _statement(head_lines, n) if n else ""
             if ratio < FIX_SIMILARITY:
