@@ -33,7 +33,7 @@ def _flat(text: str) -> str:
 
 def _compare_texts(tree: ast.AST | None) -> set[str]:
     """Every comparison of a (base) tree, normalised, to tell a moved or re-indented one from a new one."""
-    return {_flat(ast.unparse(n)) for n in index_of(tree).nodes if isinstance(n, ast.Compare)} if tree is not None else set()
+    return {_flat(ast.unparse(n)) for n in index_of(tree).of_type(ast.Compare)} if tree is not None else set()
 
 
 def _enclosing_function(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> Func | None:
@@ -85,8 +85,8 @@ def _abbreviates(a: str, b: str) -> bool:
 
 def _string_compares(tree: ast.AST) -> Iterable[tuple[ast.Compare, str, list[str]]]:
     """(compare, variable text, literals) for `var ==/!=/in/not in "literal"(s)`, either operand order."""
-    for node in index_of(tree).nodes:
-        if not isinstance(node, ast.Compare) or len(node.ops) != 1:
+    for node in index_of(tree).of_type(ast.Compare):
+        if len(node.ops) != 1:
             continue
         left, op, right = node.left, node.ops[0], node.comparators[0]
         if isinstance(op, (ast.Eq, ast.NotEq)):
@@ -106,8 +106,8 @@ def _string_compares(tree: ast.AST) -> Iterable[tuple[ast.Compare, str, list[str
 def _enum_compares(tree: ast.AST) -> dict[str, list[tuple[int, str]]]:
     """Per variable text, the lines where it is compared with `Enum.member` (or isinstance-checked)."""
     out: dict[str, list[tuple[int, str]]] = {}
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+    for node in index_of(tree).of_type(ast.Compare):
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
             for var_node, other in ((node.left, node.comparators[0]), (node.comparators[0], node.left)):
                 var = dotted_name(var_node)
                 member = dotted_name(other)
@@ -270,8 +270,8 @@ def phase_size_proxy(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         parents = index_of(tree).parents
         base_compares = _compare_texts(review.base_python(f))
-        for node in index_of(tree).nodes:
-            if not isinstance(node, ast.Compare) or node.lineno not in added:
+        for node in index_of(tree).of_type(ast.Compare):
+            if node.lineno not in added:
                 continue
             proxy = _proxy_compare(node)
             if proxy is None or _flat(ast.unparse(node)) in base_compares:
@@ -482,9 +482,8 @@ INVARIANT_NOTE = lazy_re(r"invariant|guarantee|ensure[sd]?\b|by construction|nev
 
 def _kernels(tree: ast.Module) -> dict[str, Func]:
     out = {}
-    for node in index_of(tree).nodes:
-        if isinstance(node, FUNCTION_TYPES) and any(
-                decorator_name(d).rsplit(".", 1)[-1] == "jit" for d in node.decorator_list):
+    for node in index_of(tree).of_type(FUNCTION_TYPES):
+        if any(decorator_name(d).rsplit(".", 1)[-1] == "jit" for d in node.decorator_list):
             out[node.name] = node
     return out
 
@@ -569,8 +568,8 @@ def _launches(review: ReviewInput, path: str, tree: ast.Module, kernel: str, par
         text = review.source.text(p) or ""
         notes = comments(text)
         parents = index_of(t).parents
-        for node in index_of(t).nodes:
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript)
+        for node in index_of(t).of_type(ast.Call):
+            if not (isinstance(node.func, ast.Subscript)
                     and dotted_name(node.func.value).rsplit(".", 1)[-1] == kernel):
                 continue
             for kw in node.keywords:
@@ -592,7 +591,7 @@ def _binding_line(tree: ast.Module, value: ast.AST) -> int | None:
     """Where the Name passed as the flag is last assigned before the launch (the caller's decision)."""
     if not isinstance(value, ast.Name):
         return None
-    lines = [n.lineno for n in index_of(tree).nodes if isinstance(n, ast.Assign) and n.lineno < value.lineno
+    lines = [n.lineno for n in index_of(tree).of_type(ast.Assign) if n.lineno < value.lineno
              and any(isinstance(t, ast.Name) and t.id == value.id for t in n.targets)]
     return max(lines) if lines else None
 

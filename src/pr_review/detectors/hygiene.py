@@ -33,9 +33,7 @@ def develop_flag(review: ReviewInput) -> Iterable[Finding]:
             continue
         added = f.added_lines
         constants: dict[str, str] | None = None
-        for node in index_of(tree).nodes:
-            if not isinstance(node, ast.Call):
-                continue
+        for node in index_of(tree).of_type(ast.Call):
             flag = next((k for k in node.keywords if k.arg == "develop"), None)
             if flag is None or not (isinstance(flag.value, ast.Constant) and flag.value.value is True):
                 continue
@@ -77,8 +75,8 @@ def develop_flag(review: ReviewInput) -> Iterable[Finding]:
 
 
 def _decorated(tree: ast.Module, call: ast.Call) -> str:
-    for node in index_of(tree).nodes:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and call in node.decorator_list:
+    for node in index_of(tree).of_type((ast.FunctionDef, ast.AsyncFunctionDef)):
+        if call in node.decorator_list:
             return node.name
     return ""
 
@@ -380,14 +378,13 @@ def _setup_requires(text: str | None, installed: bool = False) -> set[str]:
         return set()
     if not installed:
         return _requirement_strings(tree)
-    nodes = index_of(tree).nodes
-    roots = [node.value for node in nodes if isinstance(node, ast.keyword)
-             and node.arg in ("install_requires", "setup_requires")]
+    index = index_of(tree)
+    roots = [node.value for node in index.of_type(ast.keyword) if node.arg in ("install_requires", "setup_requires")]
     if not roots:  # no setup() keyword to follow: the lists named like requirements (never an extra)
-        roots = [node.value for node in nodes if isinstance(node, ast.Assign) and any(
+        roots = [node.value for node in index.of_type(ast.Assign) if any(
             isinstance(t, ast.Name) and re.search(r"requires?|deps|dependencies", t.id, re.IGNORECASE)
             and not re.search(r"extra|optional|dev|test|doc|bench", t.id, re.IGNORECASE) for t in node.targets)]
-    functions = {n.name: n for n in nodes if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    functions = {n.name: n for n in index.of_type((ast.FunctionDef, ast.AsyncFunctionDef))}
     out: set[str] = set()
     seen: set[str] = set()
     while roots:
@@ -403,7 +400,7 @@ def _setup_requires(text: str | None, installed: bool = False) -> set[str]:
             if name is None or name in seen:
                 continue
             seen.add(name)
-            for node in nodes:  # its assignments, `+=` and .append/.extend calls
+            for node in index.of_type((ast.Assign, ast.AugAssign, ast.Call)):  # its assignments, `+=` and .append/.extend calls
                 if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name
                                                         for t in node.targets):
                     roots.append(node.value)
@@ -461,7 +458,7 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
                 commented = _has_comment(review, f.path, node.lineno)
                 if guarded and (root not in ROCM_SYSTEM or commented):
                     continue  # optional: the author handles its absence
-                if any(isinstance(c, ast.Constant) and c.value == root for c in index_of(tree).nodes):
+                if any(c.value == root for c in index_of(tree).of_type(ast.Constant)):
                     continue  # the module names the package as data (find_spec, package_name = "…"): it checks
                 candidates[root] = (f.path, node.lineno, ast.unparse(node), guarded, module)
     if not candidates:

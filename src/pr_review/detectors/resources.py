@@ -28,7 +28,7 @@ VIEW_OPS = {"view", "t", "transpose", "permute", "unsqueeze", "squeeze", "as_str
 def _variant_assignments(tree: ast.Module) -> Iterable[tuple[ast.AST, str, str, ast.AST | None, ast.AST]]:
     """(statement, owner text, attribute, value, owner node) for `obj.attr = v`, `setattr(obj, "attr", v)`,
     `obj.register_parameter/buffer("attr", v)`."""
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Assign, ast.AnnAssign, ast.Call)):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
@@ -90,8 +90,8 @@ def _released(tree: ast.Module, base: str, variant: str, variant_stmt: ast.AST, 
     original not computed from the original itself. Elsewhere: a re-binding to the variant. (Other
     functions assigning `layer.<base> = …` are usually where the weight is created, not freed.)"""
     home = next((a for a in _ancestors(variant_stmt, parents) if isinstance(a, FUNCTION_TYPES)), None)
-    for node in index_of(tree).nodes:
-        if node is variant_stmt or not hasattr(node, "lineno"):
+    for node in index_of(tree).of_type((ast.Delete, ast.Call, ast.Assign, ast.AnnAssign)):
+        if node is variant_stmt:
             continue
         if isinstance(node, ast.Delete) and any(isinstance(t, ast.Attribute) and t.attr == base for t in node.targets):
             return node
@@ -139,7 +139,7 @@ def weight_variant_double_pin(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         base_text = review.base_text(f, "")
         parents = index_of(tree).parents
-        init_funcs = {n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == "__init__"}
+        init_funcs = {n for n in index_of(tree).of_type(FUNCTION_TYPES) if n.name == "__init__"}
         reported: set[str] = set()
         for stmt, owner, attr, value, _ in _variant_assignments(tree):
             if stmt.lineno not in added or attr in reported:

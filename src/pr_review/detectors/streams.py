@@ -36,7 +36,7 @@ TIMEOUT_EXC = lazy_re(r"(^|\.)(Empty|TimeoutError|CancelledError|Exception|BaseE
 def _queue_names(tree: ast.Module) -> set[str]:
     """Variables/attributes bound to a queue constructor anywhere in the module."""
     out: set[str] = set()
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Assign, ast.AnnAssign, ast.arg)):
         if isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Call) \
                 and QUEUE_CTORS.search(dotted_name(node.value.func)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -78,10 +78,10 @@ def queue_get_no_timeout(review: ReviewInput) -> Iterable[Finding]:
         queues = _queue_names(tree)
         parents = index_of(tree).parents
         base_tree = review.base_python(f)
-        base_gets = {_flat(ast.unparse(n)) for n in index_of(base_tree).nodes if isinstance(n, ast.Call)
-                     and isinstance(n.func, ast.Attribute) and n.func.attr == "get"} if base_tree else set()
-        for node in index_of(tree).nodes:
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
+        base_gets = {_flat(ast.unparse(n)) for n in index_of(base_tree).of_type(ast.Call)
+                     if isinstance(n.func, ast.Attribute) and n.func.attr == "get"} if base_tree else set()
+        for node in index_of(tree).of_type(ast.Call):
+            if not (isinstance(node.func, ast.Attribute) and node.func.attr == "get"):
                 continue
             if node.lineno not in added or not _is_queue(node.func.value, queues) or not _blocking_get(node):
                 continue
