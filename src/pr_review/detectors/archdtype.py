@@ -43,8 +43,8 @@ def _touched(node: ast.AST, added: set[int]) -> bool:
 def _docstrings(tree: ast.AST) -> set[int]:
     """ids of string constants that are docstrings or bare string statements."""
     out = set()
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+    for node in index_of(tree).of_type(ast.Expr):
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             out.add(id(node.value))
     return out
 
@@ -81,7 +81,7 @@ def _arch_strings(node: ast.AST) -> list[str]:
 def _arch_comparisons(tree: ast.AST) -> Iterator[tuple[ast.AST, list[str]]]:
     """`arch == "gfx950"`, `"gfx942" in arch`, `arch in ("gfx942", "gfx950")`,
     `arch.startswith("gfx95")`: (node, literals)."""
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Compare, ast.Call)):
         if isinstance(node, ast.Compare):
             lits = [s for operand in [node.left, *node.comparators] for s in _arch_strings(operand)]
             if lits:
@@ -99,8 +99,8 @@ def _python_arch_literals(tree: ast.Module | None) -> set[str]:
     if tree is None:
         return set()
     docs = _docstrings(tree)
-    return {n.value for n in index_of(tree).nodes
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+    return {n.value for n in index_of(tree).of_type(ast.Constant)
+            if isinstance(n.value, str) and id(n) not in docs
             and re.match(r"^gfx[0-9]{2,4}", n.value)}
 
 
@@ -360,7 +360,7 @@ def fnuz_by_arch_name(review: ReviewInput) -> Iterable[Finding]:
         if tree is None:
             continue
         base = review.base_python(f)
-        base_texts = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.stmt)} if base else set()
+        base_texts = {_norm(ast.unparse(n)) for n in index_of(base).of_type(ast.stmt)} if base else set()
         added = f.added_lines
         for stmt, name, cond in _python_fnuz_by_arch(tree):
             if not _touched(stmt, added) or _norm(ast.unparse(stmt)) in base_texts:
@@ -387,7 +387,7 @@ def _python_fnuz_by_arch(tree: ast.Module) -> Iterator[tuple[ast.stmt, str, ast.
         text = ast.unparse(expr)
         return any(id(n) in arch_nodes for n in walk(expr)) and not DTYPE_CHECK.search(text)
 
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Assign, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef, ast.If)):
         if isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             names = [t.id if isinstance(t, ast.Name) else t.attr for t in targets if isinstance(t, (ast.Name, ast.Attribute))]
@@ -569,15 +569,15 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         if tree is None or FLAVOUR_NAME.search(f.path.rsplit("/", 1)[-1]):
             continue
         base = review.base_python(f)
-        base_texts = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.stmt)} if base else set()
+        base_texts = {_norm(ast.unparse(n)) for n in index_of(base).of_type(ast.stmt)} if base else set()
         parents = index_of(tree).parents
         added = f.added_lines
         docs = _docstrings(tree)
-        for node in index_of(tree).nodes:
+        for node in index_of(tree).of_type(ast.Constant):
             value = _python_literal_value(node)
-            if value is None or id(node) in docs or node.lineno not in added:  # type: ignore[attr-defined]
+            if value is None or id(node) in docs or node.lineno not in added:
                 continue
-            context = _python_max_context(node, parents)  # type: ignore[arg-type]
+            context = _python_max_context(node, parents)
             if context is None or _python_flavour_guard(node, parents):
                 continue
             func = _enclosing_function(node, parents)
@@ -588,7 +588,7 @@ def fp8_max_hardcoded(review: ReviewInput) -> Iterable[Finding]:
             stmt = _statement(node, parents)
             if _norm(ast.unparse(stmt)) in base_texts:
                 continue  # the same statement was already on the base side (moved or re-indented)
-            yield _fp8_finding(f.path, _Site(node.lineno, value, ast.unparse(stmt), context,  # type: ignore[attr-defined]
+            yield _fp8_finding(f.path, _Site(node.lineno, value, ast.unparse(stmt), context,
                                              f"`{func.name}`" if func else "module level"))
     for f in _runtime_files(review, "cpp", FP8_TOKEN):
         if FLAVOUR_NAME.search(f.path.rsplit("/", 1)[-1]):
@@ -814,13 +814,12 @@ def _function_dtypes(tree: ast.Module | None) -> tuple[dict[str, set[str]], dict
     follows: dict[str, str] = {}
     if tree is None:
         return out, follows
-    for func in index_of(tree).nodes:
-        if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.setdefault(func.name, set()).update(
-                _label(name) for n in walk(func) if (name := _fixed_dtype(n) or ""))
-            why = _follows_input_dtype(func)
-            if why:
-                follows.setdefault(func.name, why)
+    for func in index_of(tree).of_type((ast.FunctionDef, ast.AsyncFunctionDef)):
+        out.setdefault(func.name, set()).update(
+            _label(name) for n in walk(func) if (name := _fixed_dtype(n) or ""))
+        why = _follows_input_dtype(func)
+        if why:
+            follows.setdefault(func.name, why)
     return out, follows
 
 
@@ -837,9 +836,9 @@ def dtype_hardcoded(review: ReviewInput) -> Iterable[Finding]:
         base_dtypes: tuple[dict[str, set[str]], dict[str, str]] | None = None  # read on first need
         added = f.added_lines
         reported: set[tuple[str, str]] = set()
-        for node in index_of(tree).nodes:
+        for node in index_of(tree).of_type(ast.Attribute):
             name = _fixed_dtype(node)
-            if name is None or node.lineno not in added:  # type: ignore[attr-defined]
+            if name is None or node.lineno not in added:
                 continue
             parents = index_of(tree).parents
             use = _dtype_use(node, parents)

@@ -8,7 +8,7 @@ from typing import Iterable
 from ..lang import cpp
 from ..lang.code_lines import python_comments
 from ..lang.index import index_of
-from ..lang.python import comments, dotted_name, is_module_level, string_constants, walk
+from ..lang.python import call_tail, comments, dotted_name, is_module_level, string_constants, walk
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from ..repofacts import env_reads
@@ -16,6 +16,7 @@ from . import detector
 from .base import ReviewInput
 
 SYSPATH_CALLS = {"sys.path.insert", "sys.path.append", "sys.path.extend"}
+SYSPATH_TAILS = {name.rsplit(".", 1)[-1] for name in SYSPATH_CALLS}  # a cheap first test before dotted_name
 
 
 @detector("syspath-mutation")
@@ -29,8 +30,8 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
         added = f.added_lines
         parents = index_of(tree).parents
         base_calls = _syspath_call_texts(review.base_python(f))
-        for node in index_of(tree).nodes:
-            if not (isinstance(node, ast.Call) and dotted_name(node.func) in SYSPATH_CALLS):
+        for node in index_of(tree).of_type(ast.Call):
+            if not (call_tail(node) in SYSPATH_TAILS and dotted_name(node.func) in SYSPATH_CALLS):
                 continue
             if node.lineno not in added or not is_module_level(node, parents):
                 continue
@@ -52,8 +53,8 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
 def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
     if tree is None:
         return set()
-    return {ast.unparse(n) for n in index_of(tree).nodes
-            if isinstance(n, ast.Call) and dotted_name(n.func) in SYSPATH_CALLS}
+    return {ast.unparse(n) for n in index_of(tree).of_type(ast.Call)
+            if call_tail(n) in SYSPATH_TAILS and dotted_name(n.func) in SYSPATH_CALLS}
 
 
 TODO_MARK = lazy_re(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)
@@ -193,17 +194,15 @@ def _norm(text: str) -> str:
 
 def _stub_bodies(review: ReviewInput, path: str, tree: ast.Module, added: set[int], lines: list[str]) -> Iterable[Finding]:
     """A new function or branch whose whole body is `pass` or `raise NotImplementedError`."""
-    for node in walk(tree):
+    for node in index_of(tree).of_type((ast.FunctionDef, ast.AsyncFunctionDef, ast.If)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             if node.lineno not in added or _is_interface(node, tree):
                 continue
             bodies = [("function", node.name, node.body)]
-        elif isinstance(node, ast.If):
+        else:  # an if
             bodies = [("branch", ast.unparse(node.test)[:80], node.body)]
             if node.orelse and not isinstance(node.orelse[0], ast.If):
                 bodies.append(("else branch", ast.unparse(node.test)[:80], node.orelse))
-        else:
-            continue
         for kind, name, body in bodies:
             stmts = [s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             if len(stmts) != 1 or stmts[0].lineno not in added:
@@ -306,8 +305,8 @@ def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
     decorators = {dotted_name(d.func if isinstance(d, ast.Call) else d).rsplit(".", 1)[-1] for d in func.decorator_list}
     if decorators & {"abstractmethod", "overload", "abstractproperty", "compile_ops"}:
         return True
-    for cls in index_of(tree).nodes:
-        if isinstance(cls, ast.ClassDef) and func in cls.body:
+    for cls in index_of(tree).of_type(ast.ClassDef):
+        if func in cls.body:
             bases = {dotted_name(b).rsplit(".", 1)[-1] for b in cls.bases}
             return bool(bases & {"ABC", "Protocol", "ABCMeta"})
     return False

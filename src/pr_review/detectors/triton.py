@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
-from ..lang.python import dotted_name, quoted, touches, imported_module_path, walk
+from ..lang.python import call_tail, dotted_name, quoted, touches, imported_module_path, walk
 from ..lang.triton import (
     Kernel,
     argument,
@@ -248,14 +248,18 @@ def _mask_of(call: ast.Call) -> ast.expr | None:
     return mask
 
 
+ASSERT_CALLS = ("static_assert", "device_assert")
+
+
 def _aligned_elsewhere(tree: ast.Module, kernel: Kernel, extent: str) -> bool:
     """`assert X % BLOCK == 0` / `tl.static_assert(...)` anywhere in the file, or `tl.multiple_of`
     on the tile in the kernel: the author established the dimension is a multiple."""
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Assert, ast.Call)):
         test = None
         if isinstance(node, ast.Assert):
             test = node.test
-        elif isinstance(node, ast.Call) and dotted_name(node.func).endswith(("static_assert", "device_assert")) and node.args:
+        # the callee's last name first: a plain dotted name ends so only when its last part does
+        elif call_tail(node).endswith(ASSERT_CALLS) and dotted_name(node.func).endswith(ASSERT_CALLS) and node.args:
             test = node.args[0]
         if test is None:
             continue
@@ -572,8 +576,8 @@ def grid_program_id_mismatch(review: ReviewInput) -> Iterable[Finding]:
 
 def _launches(tree: ast.Module) -> Iterator[tuple[ast.Call, str, ast.expr]]:
     """`kernel[grid](...)` calls: (call, kernel name, grid expression)."""
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Subscript):
+    for node in index_of(tree).of_type(ast.Call):
+        if isinstance(node.func, ast.Subscript):
             name = dotted_name(node.func.value)
             if name:
                 grid = node.func.slice
@@ -636,8 +640,8 @@ def _last_binding(name: str, call: ast.Call, tree: ast.Module, parents: dict) ->
             return None
         before = [(line, v) for line, v in assigned if line < call.lineno]
         return max(before, key=lambda lv: lv[0])[1] if before else None
-    for n in index_of(tree).nodes:
-        if isinstance(n, ast.FunctionDef) and n.name == name:
+    for n in index_of(tree).of_type(ast.FunctionDef):
+        if n.name == name:
             returns = [r.value for r in walk(n) if isinstance(r, ast.Return) and r.value is not None]
             if len(returns) == 1:
                 return returns[0]
@@ -710,8 +714,8 @@ class _KernelResolver:
         for func in kernels(tree):
             if func.name == name:
                 return Kernel.build(func, language_aliases(tree)), path
-        for node in index_of(tree).nodes:
-            if isinstance(node, ast.ImportFrom) and (node.module or node.level):
+        for node in index_of(tree).of_type(ast.ImportFrom):
+            if node.module or node.level:
                 for alias in node.names:
                     if (alias.asname or alias.name) == name:
                         target = imported_module_path(path, node)
@@ -759,7 +763,7 @@ CONFIG_NAME = lazy_re(r"config|cfg|tune", re.IGNORECASE)
 
 
 def _imports_triton(tree: ast.Module) -> bool:
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Import, ast.ImportFrom)):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "triton" for a in node.names):
             return True
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton":
@@ -774,12 +778,12 @@ def _knob_sites(tree: ast.Module, knobs: tuple[str, ...]) -> Iterator[KnobSite]:
     num_stages=)` inside kernels (software pipelining, not a launch)."""
     parents = index_of(tree).parents
     in_kernel = {id(n) for k in kernels(tree) for n in walk(k)}
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Call, ast.Dict)):  # nothing else holds a knob
         if id(node) in in_kernel:
             continue
         pairs: list[tuple[str, ast.expr]] = []
         if isinstance(node, ast.Call):
-            if dotted_name(node.func).rsplit(".", 1)[-1] == "Config":
+            if call_tail(node) == "Config" and dotted_name(node.func):  # `Config(…)`, `triton.Config(…)`
                 continue  # a triton.Config entry: a candidate of the tuned/autotuned table
             pairs = [(kw.arg, kw.value) for kw in node.keywords if kw.arg in knobs]
         elif isinstance(node, ast.Dict):
@@ -808,8 +812,8 @@ def _function_of(node: ast.AST, parents: dict) -> str:
 def _arch_names(tree: ast.Module) -> set[str]:
     """Names assigned from an arch test (`tuned = get_arch() == "gfx950"`)."""
     out = set()
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Assign) and ARCH_TEST.search(ast.unparse(node.value)):
+    for node in index_of(tree).of_type(ast.Assign):
+        if ARCH_TEST.search(ast.unparse(node.value)):
             out.update(t.id for t in node.targets if isinstance(t, ast.Name))
     return out
 
