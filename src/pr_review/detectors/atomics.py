@@ -183,9 +183,7 @@ def _python_hits(review: ReviewInput) -> Iterator[Hit]:
     added = {f.path: f.added_lines for f in review.files}
     writers: dict[str, tuple[list[str], set[int]]] = {}  # filled on first need
     for path, tree in trees.items():
-        for func in walk(tree):
-            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
+        for func in index_of(tree).of_type((ast.FunctionDef, ast.AsyncFunctionDef)):
             empties = _empty_allocations(func)
             if not empties:
                 continue

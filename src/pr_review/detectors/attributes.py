@@ -195,17 +195,15 @@ def _constructions(review: ReviewInput, cls: ast.ClassDef, attr: str, files: lis
     return out
 
 
-def _binders(review: ReviewInput, attr: str, files: list[str], skip: ast.ClassDef) -> list[tuple[str, int, str]]:
+def _binders(review: ReviewInput, attr: str, files: list[str]) -> list[tuple[str, int, str]]:
     """Where anything else binds the attribute: a subclass's `self.<attr> = …`, another object's `x.<attr> = …`."""
     out = []
     for path in files:
         with review.source.python_once(path) as tree:
             if tree is None:
                 continue
-            for node in walk(tree):
-                if node is skip:
-                    continue
-                if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and node.attr == attr:
+            for node in index_of(tree).of_type(ast.Attribute):
+                if isinstance(node.ctx, ast.Store) and node.attr == attr:
                     out.append((path, node.lineno, f"{ast.unparse(node.value)}.{attr} = …"))
     return out
 
@@ -224,7 +222,7 @@ def attribute_never_bound(review: ReviewInput) -> Iterable[Finding]:
                 continue  # never built as itself: a base or mixin whose subclasses may all bind it
             if not _referenced(review, method, files.get(method.name, [])) or _read_on_base(review, cls, attr):
                 continue
-            binders = _binders(review, attr, files.get(attr, []), cls)
+            binders = _binders(review, attr, files.get(attr, []))
             where_bound = ("; it is bound only elsewhere: " + ", ".join(f"{p}:{n} (`{t}`)" for p, n, t in binders[:3])
                            if binders else "; nothing in the tree binds it")
             site = f"{built[0][0]}:{built[0][1]}"
