@@ -519,8 +519,8 @@ def _routed_elsewhere(review: ReviewInput, func: Func, param: str, limit: int = 
     `chunk_fwd_h` method): when one of those reads the parameter, the default does not have to."""
     for path, _, _ in _matching(review, [func.name], _def_pattern(func.name))[:limit]:
         other = review.source.python(path)
-        for node in index_of(other).nodes if other is not None else ():
-            if isinstance(node, FUNCTION_TYPES) and node is not func and node.name == func.name \
+        for node in index_of(other).of_type(FUNCTION_TYPES) if other is not None else ():
+            if node is not func and node.name == func.name \
                     and param in param_names(node) and param in names_read(node)[0]:
                 return True
     return False
@@ -555,8 +555,8 @@ def _unread_params(tree: ast.Module | None) -> set[str]:
     out: set[str] = set()
     if tree is None:
         return out
-    for func in index_of(tree).nodes:
-        if isinstance(func, FUNCTION_TYPES) and not _is_stub(func):
+    for func in index_of(tree).of_type(FUNCTION_TYPES):
+        if not _is_stub(func):
             reads, dynamic = names_read(func)
             if not dynamic:
                 out.update(a.arg for a in parameters_of(func) if a.arg not in reads)
@@ -896,7 +896,7 @@ def _remaining_refs(review: ReviewInput, gone: list[_GoneDef]) -> dict[tuple[str
 def _refs_in(tree: ast.Module, hit_path: str, lines: list[str], by_name: dict[str, list[_GoneDef]],
              out: dict[tuple[str, str], list[tuple[str, int, str]]]) -> None:
     """`_remaining_refs` for one file: its references that resolve to a removed def."""
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.ImportFrom, ast.Attribute, ast.Name)):
         if isinstance(node, ast.ImportFrom):
             names = [a.name for a in node.names if a.name in by_name]
         elif isinstance(node, ast.Attribute) and node.attr in by_name and isinstance(node.ctx, ast.Load):
@@ -1009,7 +1009,7 @@ def _attr_missing(f: ChangedFile, tree: ast.Module, base_tree: ast.Module | None
     added = f.added_lines
     getattr_lines = {n for n, text in f.added if "getattr" in text}  # where a reported call can start
     optional_on_base = _optional_reads(base_tree)
-    for func in [n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES)] or []:
+    for func in index_of(tree).of_type(FUNCTION_TYPES):
         if not touches(func, getattr_lines):
             continue  # only a getattr on an added line is reported
         guarded = {(dotted_name(n.args[0]), n.args[1].value) for n in walk(func)
@@ -1351,7 +1351,7 @@ def _unread_in_tree(review: ReviewInput, path: str, callee: str, param: str) -> 
     if len(hits) != 1:
         return False
     tree = review.source.python(hits[0][0])
-    func = next((n for n in index_of(tree).nodes if isinstance(n, FUNCTION_TYPES) and n.name == callee), None) \
+    func = next((n for n in index_of(tree).of_type(FUNCTION_TYPES) if n.name == callee), None) \
         if tree is not None else None
     if func is None or _is_stub(func) or _cached(func) or param not in param_names(func):
         return False  # a memoised callee keys its result on every argument
