@@ -171,7 +171,7 @@ def _plannable(word: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _word(name: str) -> re.Pattern[str]:
+def word_regex(name: str) -> re.Pattern[str]:
     """`name` as git's -w finds it: not preceded or followed by a letter, digit or underscore (C locale)."""
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
@@ -218,6 +218,22 @@ class Source:
                 self._seen_unreadable.add((side, path))
                 self.not_checked.append(NotChecked(path, f"{side} side {blob.reason}"))
         return blob.text
+
+    def word_lines(self, names: list[str], side: Side, paths: Iterable[str]) -> list[tuple[str, int, str]] | None:
+        """The lines of these files holding one of `names` (identifiers) as a word, as `git grep -I -w` reads
+        them (a binary file, a missing path or a submodule is not searched); None when a file is one git would
+        search but the review cannot read as text (too large, not UTF-8)."""
+        words = re.compile("|".join(word_regex(n).pattern for n in names))
+        hits: list[tuple[str, int, str]] = []
+        for path in paths:
+            blob = self.catfile.read(self.rev(side), path)
+            if blob.text is None:
+                if blob.reason == MISSING or blob.reason == "binary content" or blob.reason.startswith("is a "):
+                    continue
+                return None
+            if words.search(blob.text):
+                hits += [(path, n, line) for n, line in enumerate(blob.text.split("\n"), 1) if words.search(line)]
+        return hits
 
     def json_object(self, path: str, side: Side = "head") -> dict | None:
         """The file read as a JSON object; None when it is missing, unreadable, not JSON or not an object."""
@@ -352,7 +368,7 @@ class Source:
         if lines is None:
             return None
         if kw.get("word"):
-            lines = {s: [h for h in held if _word(s).search(h[2])] for s, held in lines.items()}
+            lines = {s: [h for h in held if word_regex(s).search(h[2])] for s, held in lines.items()}
         hits = sorted({h for held in lines.values() for h in held}, key=_git_order)
         return _files_of(hits) if kw.get("files_only") else hits
 
@@ -445,7 +461,7 @@ class Source:
             hits = [] if held is not None else self.repo.grep("|".join(re.escape(n) for n in wanted), self.rev(side),
                                                                (*pathspecs, *NEVER_TEXT), word=True)
             for name in wanted:
-                mine = [h for h in (held[name] if held is not None else hits) if _word(name).search(h[2])]
+                mine = [h for h in (held[name] if held is not None else hits) if word_regex(name).search(h[2])]
                 self._greps[(re.escape(name), side, tuple(pathspecs), lines_kw)] = mine
                 self._greps[(re.escape(name), side, tuple(pathspecs), files_kw)] = _files_of(mine)
         return {n: [p for p, _, _ in self.grep(re.escape(n), side, pathspecs, word=True, files_only=True)]

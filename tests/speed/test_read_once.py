@@ -377,3 +377,63 @@ def test_deleted_guards_are_looked_for_elsewhere_with_one_search_for_all(tmp_pat
         "moved: aiter/ops/route.py:3 (base) `assert router_logits.dim() == 2` → aiter/ops/other.py:3"]
     assert [p for p, _ in searched if "assert" in p] == [
         "assert weights.shape[0] == num_experts_total\nassert router_logits.dim() == 2"]
+
+
+def test_base_word_lines_read_the_base_tree_without_searching_it(tmp_path: Path, monkeypatch):
+    """A file the PR leaves alone is the same on both sides: the lines of the base tree's Python files holding
+    a name are those of the head tree's untouched files and of the touched files' base sides, exactly what
+    a search of the base tree answers, which is never made."""
+    from conftest import make_repo
+
+    from pr_review.detectors.base import ReviewInput
+    from pr_review.git.diff import read_changes
+    from pr_review.model import PRInfo
+    from pr_review.profiles import load_profiles
+
+    base = {"u.py": "import mori\n", "m.py": "x = 1\nimport mori.ops\n", "d.py": "kiwi = 2\n",
+            "r_old.py": "def plum():\n    pass\n", "keep.txt": "fig pear\n", "bin.py": b"fig = 1\0\n",
+            "e.py": "y = 0\n"}
+    head = {"m.py": "x = 1\n", "r_new.py": "def plum():\n    pass\n", "a.py": "import fig\n",
+            "u2.py": "pear_tree = 1\n", "e.py": "y = 0\ngrape = 3\nmori_like = 1\n"}
+    root = make_repo(tmp_path / "repo", base, head, delete=("d.py", "r_old.py"))
+    repo = Repo.open(root)
+    source = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    files = [f for f in read_changes(repo, source.base, source.head, 1_000_000) if f.path != "e.py"]  # as if excluded
+    review = ReviewInput(files=files, profile=load_profiles()["generic"], pr=PRInfo(title="x"), source=source)
+    names = ["mori", "kiwi", "plum", "fig", "pear", "grape"]
+    expected = {n: source.grep(n, "base", ("*.py",), word=True) for n in names}
+    assert [n for n in names if expected[n]] == ["mori", "kiwi", "plum"]
+    searched: list[str] = []
+    real = repo.grep
+    repo.grep = lambda pattern, rev, *a, **k: searched.append(rev) or real(pattern, rev, *a, **k)  # type: ignore[method-assign]
+    assert {n: sorted(hits) for n, hits in review.base_word_lines(names).items()} == \
+        {n: sorted(hits) for n, hits in expected.items()}
+    assert source.base not in searched
+
+
+def test_a_new_knob_and_import_are_looked_up_on_base_through_the_one_planned_search(tmp_path: Path, monkeypatch):
+    """Whether the base tree already read a knob or imported a module is answered from the head tree's planned
+    search (files the PR leaves alone are the same on both sides) and the PR's own files' base sides: no
+    search of the base tree's Python files, and planning itself searches nothing (a changed script asks
+    who imports it, which the plan answers)."""
+    from conftest import make_repo
+
+    from pr_review.pipeline import ReviewRequest, review
+
+    base = {"aiter/ops/old.py": "import os\n\nX = os.environ.get('AITER_OLD_KNOB')\n",
+            "aiter/ops/tool.py": "def main():\n    pass\n\n\nif __name__ == '__main__':\n    main()\n",
+            "aiter/ops/user.py": "import mori_old\n"}
+    head = {"aiter/ops/new.py": "import os\nimport mori_old\nimport mori_new\n\n"
+                                "A = os.environ.get('AITER_OLD_KNOB')\nB = os.environ.get('AITER_NEW_KNOB')\n",
+            "aiter/ops/tool.py": "def main():\n    return 1\n\n\nif __name__ == '__main__':\n    main()\n"}
+    repo = make_repo(tmp_path / "repo", base, head)
+    searched: list[tuple[str, str, tuple[str, ...]]] = []
+    real_grep = Repo.grep
+    monkeypatch.setattr(Repo, "grep", lambda self, pattern, rev, pathspecs=(), **k:
+                        searched.append((pattern, rev, tuple(pathspecs))) or real_grep(self, pattern, rev, pathspecs, **k))
+    report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None, profile="aiter"))
+    found = {(f.rule, f.problem.split("`")[1]) for f in [*report.findings, *report.preview_findings]
+             if f.rule in ("env-var-knob", "new-dependency")}
+    assert found == {("env-var-knob", "AITER_NEW_KNOB"), ("new-dependency", "import mori_new")}
+    python_searches = [(pattern, rev) for pattern, rev, specs in searched if specs[:1] == ("*.py",)]
+    assert len(python_searches) == 1 and python_searches[0][1] == Repo.open(repo).resolve("pr")

@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import ast
 import re
+from fnmatch import fnmatchcase
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
-from ..git.diff import ChangedFile
+from ..git.diff import ChangedFile, changed_paths
 from ..lang.index import index_of
 from ..lang.python import FUNCTION_TYPES, imported_module_path
 from ..model import PRInfo
 from ..profiles import Profile
 from ..repofacts import RepoFacts
-from ..source import Source
+from ..source import Source, word_regex
 from ..triage import FileCode, Staleness
 from ..lang.regex import lazy_re
 
@@ -76,6 +77,20 @@ class ReviewInput:
             text = self.base_text(f)
             if text:
                 yield text
+
+    def base_word_lines(self, names: list[str]) -> dict[str, list[tuple[str, int, str]]]:
+        """Per name (an identifier), the lines of the base tree's Python files holding it as a word, as a
+        search of the base tree would find them, without that search: a file the PR leaves alone is the same
+        on both sides, so the head tree's search (the review's planned one, when the names are planned)
+        answers for it, and the base sides of the files the PR touches are read from their texts."""
+        touched = self.once("_changed_paths", lambda r: changed_paths(r.source.repo, r.source.base, r.source.head))
+        hits = self.source.word_lines(names, "base", sorted(p for p in touched if fnmatchcase(p, "*.py")))
+        if hits is None:  # a touched file the review cannot read: the base tree is searched instead
+            hits = self.source.grep("|".join(map(re.escape, names)), "base", ("*.py",), word=True)
+        else:
+            hits += [h for h in self.source.grep("|".join(map(re.escape, names)), "head", ("*.py",), word=True)
+                     if h[0] not in touched]
+        return {n: [h for h in hits if word_regex(n).search(h[2])] for n in names}
 
     def base_text(self, f: ChangedFile, new_file: str | None = None) -> str | None:
         """The file's base-side text (under its old name when renamed); `new_file` for a new file."""

@@ -312,17 +312,30 @@ def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
     return False
 
 
-@detector("env-var-knob")
-def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
+def _knob_reads(review: ReviewInput) -> tuple[dict[str, tuple[str, ast.AST]], dict[str, set[str]]]:
+    """The project-prefixed environment variables read on added lines of library files (once per review):
+    each name's first read (one finding per knob), and the other files reading it."""
+    return review.once("_env_knob_reads", _read_knobs)
+
+
+def _knob_names(review: ReviewInput) -> list[str]:
+    """The knobs' names, looked up in the base tree's Python files through the review's planned search of
+    the head tree's (`ReviewInput.base_word_lines`). Read from every changed non-test file: which of them
+    are library code may itself be a search of the tree, and a plan is made before any search."""
+    return sorted(_read_knobs(review, planning=True)[0])
+
+
+def _read_knobs(review: ReviewInput, planning: bool = False,
+                ) -> tuple[dict[str, tuple[str, ast.AST]], dict[str, set[str]]]:
     prefixes = tuple(review.profile.env_prefixes)
-    if not prefixes:
-        return
     registry = set(review.profile.env_registry)
     facts = review.facts
-    first_read: dict[str, tuple[str, ast.AST]] = {}  # one finding per knob, at its first read
+    first_read: dict[str, tuple[str, ast.AST]] = {}
     also_in: dict[str, set[str]] = {}
+    if not prefixes:
+        return first_read, also_in
     for f in review.changed("python", include_tests=False):
-        if f.path in registry or not facts.is_library(f.path):
+        if f.path in registry or not (planning or facts.is_library(f.path)):
             continue  # the registry is where knobs belong; scripts, tuning CLIs and benchmarks are not runtime
         if not any("environ" in t or "getenv" in t for _, t in f.added):
             continue
@@ -337,8 +350,15 @@ def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
                 also_in.setdefault(name, set()).add(f.path)
             else:
                 first_read[name] = (f.path, node)
+    return first_read, also_in
+
+
+@detector("env-var-knob", searches=_knob_names)
+def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
+    first_read, also_in = _knob_reads(review)
     if not first_read:
         return
+    registry = set(review.profile.env_registry)
     names = sorted(first_read)
     on_base = _names_on_base(review, names)  # a moved or repeated read is not a new knob
     registered = _names_in_tree(review, names, "head", tuple(registry)) if registry else set()
@@ -381,19 +401,12 @@ def _knob_finding(registry: set[str], path: str, reads: list[ast.AST], problem: 
 
 def _names_on_base(review: ReviewInput, names: list[str]) -> set[str]:
     """Which of `names` the base tree holds as words, in any file. Asked where a known knob usually is
-    first: the base side of the Python files the PR changes (a read moved or repeated, already read),
-    then the other Python files; only names in neither cost a search of the rest of the tree (its
-    C++, scripts, workflows and docs: four fifths of a search of aiter's whole tree, ~0.2 s)."""
-    words = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b", re.ASCII)
-    found: set[str] = set()
-    for text in review.base_texts("python"):
-        found.update(words.findall(text))
-    for pathspecs in (("*.py",), (":(exclude)*.py",)):
-        missing = [n for n in names if n not in found]
-        if not missing:
-            break
-        found |= _names_in_tree(review, missing, "base", pathspecs)
-    return found
+    first: the base tree's Python files (the PR's own files' base sides, and the other files through the
+    review's planned search of the head tree); only names in neither cost a search of the rest of the
+    tree (its C++, scripts, workflows and docs: four fifths of a search of aiter's whole tree, ~0.2 s)."""
+    found = {name for name, lines in review.base_word_lines(names).items() if lines}
+    missing = [n for n in names if n not in found]
+    return found | (_names_in_tree(review, missing, "base", (":(exclude)*.py",)) if missing else set())
 
 
 def _names_in_tree(review: ReviewInput, names: list[str], side, pathspecs: tuple[str, ...]) -> set[str]:

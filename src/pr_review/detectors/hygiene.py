@@ -232,7 +232,22 @@ def _canon(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-@detector("new-dependency")
+Candidate = tuple[str, int, str, bool, str]  # path, line, statement, guarded, module
+
+
+def _undeclared_imports(review: ReviewInput) -> tuple[dict[str, Candidate], list[str]]:
+    """The third-party modules the PR's added imports reach (by top-level name), and those of them no
+    requirements file, setup.py or pyproject.toml declares (once per review)."""
+    return review.once("_undeclared_imports", _find_undeclared)
+
+
+def _undeclared_names(review: ReviewInput) -> list[str]:
+    """The undeclared modules' names: whether the base tree imported them already is read from the lines
+    of the review's planned search of the head tree (`ReviewInput.base_word_lines`)."""
+    return [root for root in _undeclared_imports(review)[1] if root.isidentifier() and root.isascii()]
+
+
+@detector("new-dependency", searches=_undeclared_names)
 def new_dependency(review: ReviewInput) -> Iterable[Finding]:
     for f in review.changed():
         if review.profile.is_static(f.path) and not REQUIREMENTS.search(f.path):
@@ -422,12 +437,12 @@ def _setup_py(review: ReviewInput, f) -> Iterable[Finding]:
             yield _dep_finding(f.path, hit[0], name, "setup.py's requirements", hit[1])
 
 
-def _new_imports(review: ReviewInput) -> Iterable[Finding]:
+def _find_undeclared(review: ReviewInput) -> tuple[dict[str, Candidate], list[str]]:
     from ..evidence.symbols import (
         _statements,  # the guarded-statement walk the symbols evidence uses
     )
 
-    candidates: dict[str, tuple[str, int, str, bool]] = {}
+    candidates: dict[str, Candidate] = {}
     top: set[str] | None = None
     for f in review.changed("python", include_tests=False):
         if RUNTIME_EXCLUDE.search(f.path):
@@ -462,7 +477,7 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
                     continue  # the module names the package as data (find_spec, package_name = "…"): it checks
                 candidates[root] = (f.path, node.lineno, ast.unparse(node), guarded, module)
     if not candidates:
-        return
+        return candidates, []
     declared = _declared(review)
     local: set[str] | None = None  # the whole tree's listing, read only for an import no file declares
     undeclared: list[str] = []
@@ -474,25 +489,27 @@ def _new_imports(review: ReviewInput) -> Iterable[Finding]:
             local = _tree_module_names(review)
         if root not in local:  # else a module of this tree reached through sys.path (scripts, tests)
             undeclared.append(root)
+    return candidates, undeclared
+
+
+def _new_imports(review: ReviewInput) -> Iterable[Finding]:
+    candidates, undeclared = _undeclared_imports(review)
     # a module a changed file imported on base (the PR moves or repeats the import) is not new: read from the
     # texts in hand, before any search of the base tree
     changed_base = list(review.base_texts("python")) if undeclared else []
     imports = {root: rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)" for root in undeclared}
     undeclared = [root for root in undeclared
                   if not any(re.search(imports[root], text, re.ASCII | re.MULTILINE) for text in changed_base)]
-    # every importing line names the module as a word: git searches for the words (one search for all of
-    # them, each a fraction of the cost of the anchored pattern, which git cannot narrow by a literal),
-    # and the pattern reads their lines
+    # every importing line names the module as a word: the lines holding the words (read for all of them at
+    # once, without a search of the base tree), and the pattern reads them
     words = [root for root in undeclared if root.isidentifier() and root.isascii()]
-    if len(words) > 1:
-        review.source.grep_words(words, "base", ("*.py",))
+    lines = review.base_word_lines(words) if words else {}
     for root in undeclared:
         path, line, statement, guarded, _ = candidates[root]
         pattern = imports[root]
         if root in words:
             reads = re.compile(pattern, re.ASCII)
-            imported = any(reads.search(text) for _, _, text in
-                           review.source.grep(re.escape(root), "base", ("*.py",), word=True))
+            imported = any(reads.search(text) for _, _, text in lines[root])
         else:
             imported = bool(review.source.grep(pattern, "base", ("*.py",), files_only=True))
         if imported:

@@ -112,6 +112,11 @@ def read_changes(repo: Repo, base: str, head: str, size_cap: int,
     return files
 
 
+def changed_paths(repo: Repo, base: str, head: str) -> set[str]:
+    """Every path `base..head` changes, on either side (a rename's two), none left out by a config."""
+    return {p for e in _listing(repo, base, head) for p in (e.path, e.old_path) if p is not None}
+
+
 def _listing(repo: Repo, base: str, head: str) -> list[_Entry]:
     """`git diff --raw -z`: `:<old mode> <new mode> <old id> <new id> <status>` then one path, or
     two for a rename or copy, each NUL-terminated and never quoted."""
