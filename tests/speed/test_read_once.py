@@ -437,3 +437,16 @@ def test_a_new_knob_and_import_are_looked_up_on_base_through_the_one_planned_sea
     assert found == {("env-var-knob", "AITER_NEW_KNOB"), ("new-dependency", "import mori_new")}
     python_searches = [(pattern, rev) for pattern, rev, specs in searched if specs[:1] == ("*.py",)]
     assert len(python_searches) == 1 and python_searches[0][1] == Repo.open(repo).resolve("pr")
+
+
+def test_word_lines_are_the_lines_git_grep_w_finds(tmp_path: Path):
+    from conftest import make_repo
+
+    text = ("mori\nx = mori_x + xmori + _mori\n  mori.y; (mori)\r\n\nkiwi mori kiwi2\nmorimori mori9\n"
+            "é mori é\nlast mori")
+    root = make_repo(tmp_path / "repo", {"t.py": text, "u.py": "nothing\n"}, {})
+    repo = Repo.open(root)
+    source = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("main"))
+    for names in (["mori"], ["mori", "kiwi"], ["kiwi2", "y"]):
+        expected = source.grep("|".join(names), "head", ("t.py", "u.py"), word=True)
+        assert source.word_lines(names, "head", ["t.py", "u.py", "missing.py"]) == expected

@@ -36,6 +36,11 @@ class CatFile:
             self._cache[key] = self._read(rev, path)
         return self._cache[key]
 
+    def peek(self, rev: str, path: str) -> Blob:
+        """`read`, without keeping a blob not read before: for a look at many files once (a PR's every
+        touched file), which would otherwise stay in memory for the rest of the review."""
+        return self._cache.get((rev, path)) or self._read(rev, path)
+
     def text(self, rev: str, path: str) -> str | None:
         return self.read(rev, path).text
 
