@@ -176,6 +176,12 @@ def word_regex(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
 
 
+def _name_held(text: str, words: Iterable[str]) -> str:
+    """The longest of `words` an ASCII `text` holds ('' for none, or for other text: git compares bytes,
+    Python the decoded line, and only ASCII reads the same): every line holding `text` holds it."""
+    return max((w for w in words if w in text), key=len, default="") if text.isascii() else ""
+
+
 def _word_positions(text: str, name: str) -> Iterator[int]:
     """Where `name` stands in `text` as git's -w finds it: not preceded or followed by a letter, digit or `_`."""
     at = text.find(name)
@@ -358,9 +364,7 @@ class Source:
             return None
         held = self._held.setdefault(key, {})
         words = (*held, *self._planned[key])
-        # git compares bytes, Python the decoded line: only ASCII text reads the same
-        names = [s if _plannable(s) else max((w for w in words if w in s), key=len, default="") if s.isascii() else ""
-                 for s in strings]
+        names = [s if _plannable(s) else _name_held(s, words) for s in strings]
         if not all(names):
             return None
         uncovered = [name for s, name in zip(strings, names) if not any(w in s for w in held)]

@@ -70,26 +70,18 @@ class ReviewInput:
                 if tree is not None:
                     yield tree
 
-    def base_texts(self, *languages: str) -> Iterator[str]:
-        """The base sides of the changed files (of these languages) that have one: where a question about
-        the base tree (a knob, an import the PR moves) is asked first, before a search of the tree."""
-        for f in self.changed(*languages):
-            text = self.base_text(f)
-            if text:
-                yield text
-
     def base_word_lines(self, names: list[str]) -> dict[str, list[tuple[str, int, str]]]:
         """Per name (an identifier), the lines of the base tree's Python files holding it as a word, as a
         search of the base tree would find them, without that search: a file the PR leaves alone is the same
         on both sides, so the head tree's search (the review's planned one, when the names are planned)
         answers for it, and the base sides of the files the PR touches are read from their texts."""
         touched = self.once("_changed_paths", lambda r: changed_paths(r.source.repo, r.source.base, r.source.head))
+        pattern = "|".join(map(re.escape, names))
         hits = self.source.word_lines(names, "base", sorted(p for p in touched if fnmatchcase(p, "*.py")))
         if hits is None:  # a touched file the review cannot read: the base tree is searched instead
-            hits = self.source.grep("|".join(map(re.escape, names)), "base", ("*.py",), word=True)
+            hits = self.source.grep(pattern, "base", ("*.py",), word=True)
         else:
-            hits += [h for h in self.source.grep("|".join(map(re.escape, names)), "head", ("*.py",), word=True)
-                     if h[0] not in touched]
+            hits += [h for h in self.source.grep(pattern, "head", ("*.py",), word=True) if h[0] not in touched]
         return {n: [h for h in hits if word_regex(n).search(h[2])] for n in names}
 
     def base_text(self, f: ChangedFile, new_file: str | None = None) -> str | None:

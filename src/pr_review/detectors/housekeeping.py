@@ -312,50 +312,52 @@ def _is_interface(func: ast.FunctionDef | ast.AsyncFunctionDef, tree: ast.Module
     return False
 
 
-def _knob_reads(review: ReviewInput) -> tuple[dict[str, tuple[str, ast.AST]], dict[str, set[str]]]:
-    """The project-prefixed environment variables read on added lines of library files (once per review):
-    each name's first read (one finding per knob), and the other files reading it."""
-    return review.once("_env_knob_reads", _read_knobs)
+def _knob_sites(review: ReviewInput) -> list[tuple[str, ast.AST, str]]:
+    """Every read of a project-prefixed environment variable on an added line of a changed non-test Python
+    file outside the registry, in file order (once per review): the search plan takes the names, the detector
+    the reads in library files (which files are library code may itself be a search of the tree, which the
+    plan must not start)."""
+    return review.once("_env_knob_sites", _find_knob_sites)
 
 
 def _knob_names(review: ReviewInput) -> list[str]:
     """The knobs' names, looked up in the base tree's Python files through the review's planned search of
-    the head tree's (`ReviewInput.base_word_lines`). Read from every changed non-test file: which of them
-    are library code may itself be a search of the tree, and a plan is made before any search."""
-    return sorted(_read_knobs(review, planning=True)[0])
+    the head tree's (`ReviewInput.base_word_lines`)."""
+    return sorted({name for _, _, name in _knob_sites(review)})
 
 
-def _read_knobs(review: ReviewInput, planning: bool = False,
-                ) -> tuple[dict[str, tuple[str, ast.AST]], dict[str, set[str]]]:
+def _find_knob_sites(review: ReviewInput) -> list[tuple[str, ast.AST, str]]:
     prefixes = tuple(review.profile.env_prefixes)
     registry = set(review.profile.env_registry)
-    facts = review.facts
-    first_read: dict[str, tuple[str, ast.AST]] = {}
-    also_in: dict[str, set[str]] = {}
+    sites: list[tuple[str, ast.AST, str]] = []
     if not prefixes:
-        return first_read, also_in
+        return sites
     for f in review.changed("python", include_tests=False):
-        if f.path in registry or not (planning or facts.is_library(f.path)):
-            continue  # the registry is where knobs belong; scripts, tuning CLIs and benchmarks are not runtime
+        if f.path in registry:
+            continue  # the registry is where knobs belong
         if not any("environ" in t or "getenv" in t for _, t in f.added):
             continue
         tree = review.source.python(f.path)
         if tree is None:
             continue
         added = f.added_lines
-        for node, name in env_reads(tree, string_constants(tree)):
-            if node.lineno not in added or not name.startswith(prefixes) or facts.registered_family(f.path, name):
-                continue
-            if name in first_read:
-                also_in.setdefault(name, set()).add(f.path)
-            else:
-                first_read[name] = (f.path, node)
-    return first_read, also_in
+        sites += [(f.path, node, name) for node, name in env_reads(tree, string_constants(tree))
+                  if node.lineno in added and name.startswith(prefixes)
+                  and not review.facts.registered_family(f.path, name)]
+    return sites
 
 
 @detector("env-var-knob", searches=_knob_names)
 def env_var_knob(review: ReviewInput) -> Iterable[Finding]:
-    first_read, also_in = _knob_reads(review)
+    first_read: dict[str, tuple[str, ast.AST]] = {}  # one finding per knob, at its first read
+    also_in: dict[str, set[str]] = {}
+    for path, node, name in _knob_sites(review):
+        if not review.facts.is_library(path):
+            continue  # scripts, tuning CLIs and benchmarks are not runtime
+        if name in first_read:
+            also_in.setdefault(name, set()).add(path)
+        else:
+            first_read[name] = (path, node)
     if not first_read:
         return
     registry = set(review.profile.env_registry)

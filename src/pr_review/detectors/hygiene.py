@@ -494,19 +494,14 @@ def _find_undeclared(review: ReviewInput) -> tuple[dict[str, Candidate], list[st
 
 def _new_imports(review: ReviewInput) -> Iterable[Finding]:
     candidates, undeclared = _undeclared_imports(review)
-    # a module a changed file imported on base (the PR moves or repeats the import) is not new: read from the
-    # texts in hand, before any search of the base tree
-    changed_base = list(review.base_texts("python")) if undeclared else []
-    imports = {root: rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)" for root in undeclared}
-    undeclared = [root for root in undeclared
-                  if not any(re.search(imports[root], text, re.ASCII | re.MULTILINE) for text in changed_base)]
-    # every importing line names the module as a word: the lines holding the words (read for all of them at
-    # once, without a search of the base tree), and the pattern reads them
-    words = [root for root in undeclared if root.isidentifier() and root.isascii()]
+    # a module the base tree imported already (the PR moves or repeats the import) is not new. Every importing
+    # line names the module as a word: the lines holding the words (the PR's own files' base sides and, for the
+    # rest, the review's planned search of the head tree), and the pattern reads them
+    words = _undeclared_names(review)
     lines = review.base_word_lines(words) if words else {}
     for root in undeclared:
         path, line, statement, guarded, _ = candidates[root]
-        pattern = imports[root]
+        pattern = rf"^\s*(import|from)\s+{re.escape(root)}(\.|\s|$)"
         if root in words:
             reads = re.compile(pattern, re.ASCII)
             imported = any(reads.search(text) for _, _, text in lines[root])
