@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,51 @@ def _command(argv: list[str]) -> str:
         elif not word.startswith("-"):
             return word
     return ""
+
+
+NAMES_TEXT = {
+    "a.py": "def alpha_one():\n    return beta_two\n\nx = alpha_oneX  # a longer name holds it\n",
+    "b/c.py": b"gamma = 1\r\n# \xff\xfe not UTF-8, then beta_two\n" + b"y = alpha_one" * 400 + b"\n",
+    "d.txt": "beta_two and alpha_one on one line\nnothing here\n",
+    "e.bin": b"\x00beta_two\x00",
+}
+
+
+def _grep_with(tmp_path: Path, monkeypatch, pcre: str) -> tuple[list[tuple[str, int, str]], list[str], bool | None]:
+    """`Repo.grep` of an alternation of names, through a git that either has Perl regexes ("has") or
+    refuses -P as a git built without PCRE does ("lacks"): the hits, git's calls, what it learned."""
+    repo_dir = make_repo(tmp_path / "repo", NAMES_TEXT, {})
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "git.log"
+    refuse = ('for a in "$@"; do [ "$a" = -P ] && { echo "fatal: cannot use Perl-compatible regexes when not '
+              'compiled with USE_LIBPCRE" >&2; exit 128; }; done\n') if pcre == "lacks" else ""
+    script = bin_dir / "git"
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {log}\n{refuse}exec {REAL_GIT} \"$@\"\n", encoding="utf-8")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(repo_module, "_pcre", None)
+    repo = Repo.open(repo_dir)
+    hits = [repo.grep("beta_two|alpha_one", "main", ("*.py", "*.txt", "*.bin")) for _ in range(2)]
+    files = repo.grep("beta_two|gamma", "main", files_only=True)
+    assert hits[0] == hits[1]
+    calls = [c for c in log.read_text(encoding="utf-8").splitlines() if " grep " in f" {c} "]
+    return hits[0] + files, calls, repo_module._pcre
+
+
+@pytest.mark.skipif(REAL_GIT is None, reason="needs git")
+def test_an_alternation_of_names_is_searched_with_perl_regexes_and_finds_what_posix_finds(tmp_path, monkeypatch):
+    plain = make_repo(tmp_path / "plain", NAMES_TEXT, {})
+    out = subprocess.run([REAL_GIT, "grep", "-I", "-z", "-n", "-E", "-e", "beta_two|alpha_one", "main", "--", "*.py",
+                          "*.txt", "*.bin"], cwd=plain, capture_output=True, check=True).stdout
+    expected = [(p.removeprefix("main:"), int(n), t) for p, n, t in (
+        line.split("\0") for line in out.decode("utf-8", "surrogateescape").removesuffix("\n").split("\n"))]
+    with_perl, calls, learned = _grep_with(tmp_path / "has", monkeypatch, "has")
+    without, fallback_calls, unlearned = _grep_with(tmp_path / "lacks", monkeypatch, "lacks")
+    assert with_perl[:len(expected)] == expected and with_perl == without
+    assert [(p, n) for p, n, _ in with_perl[len(expected):]] == [("a.py", 0), ("b/c.py", 0), ("d.txt", 0)]
+    if learned:  # this machine's git has PCRE: every alternation went to it, once each
+        assert len(calls) == 3 and all(" -P " in c for c in calls)
+    # a git without PCRE refuses -P once; every later search goes straight to -E
+    assert unlearned is False
+    assert [" -P " in c for c in fallback_calls] == [True, False, False, False]
