@@ -1,4 +1,4 @@
-"""`git diff merge_base..head` parsed with unidiff into plain per-file records.
+"""`git diff merge_base..head` parsed into plain per-file records.
 
 The PR decides how much text the diff holds, so it is read in bounded steps: the list of changed
 files and their blob sizes first (`--raw -z`, paths never quoted), then line counts (`--numstat`)
@@ -10,9 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import field
 from typing import Callable, Literal
-
-from unidiff import PatchSet
-from unidiff.errors import UnidiffParseError
 
 from .repo import Repo
 from ..model import record
@@ -194,44 +191,123 @@ def unquote_path(name: str) -> str:
     return out.decode("utf-8", "surrogateescape")
 
 
+DEV_NULL = "/dev/null"
+SYMLINK_MODE = "120000"
+HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+MODE_LINE = re.compile(r"(new file mode|deleted file mode|old mode|new mode) (\d+)$")
+INDEX_MODE = re.compile(r"index [0-9a-f]+\.\.[0-9a-f]+ (\d+)$")
+
+
 def parse_diff(text: str) -> list[ChangedFile]:
-    """Parse a unified diff (already decoded text) into ChangedFile records."""
-    try:
-        patch = PatchSet(text)
-    except UnidiffParseError as exc:
-        raise ValueError(f"the diff could not be parsed: {exc}") from exc
+    """The files of `git diff` output (already decoded text; `a/` and `b/` prefixes, paths unquoted
+    only by git's C quoting), as ChangedFile records.
+
+    A file's lines are read by its hunks' counts, so a removed line reading `--- x` or `diff --git`
+    is content. Its paths come from the `---`/`+++` lines (a name ends at the tab git writes after a
+    name holding a space), else from `rename from`/`rename to`, else from the `diff --git` line, whose
+    two names are then the same. A file emptied reads as deleted and one filled from empty as added,
+    as a single hunk from or to line 0 says."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # what follows the last line break is no line (an empty line inside a hunk is context)
     files: list[ChangedFile] = []
-    for pf in patch:
-        source, target = unquote_path(pf.source_file), unquote_path(pf.target_file)
-        source = source[2:] if source.startswith("a/") else source
-        target = target[2:] if target.startswith("b/") else target
-        if pf.is_added_file:
-            status: Status = "added"
-        elif pf.is_removed_file:
-            status = "deleted"
-        elif pf.is_rename:
-            status = "renamed"
-        else:
-            status = "modified"
-        path = source if status == "deleted" else target
-        changed = ChangedFile(
-            path=path,
-            old_path=source if status in ("renamed",) else None,
-            status=status,
-            language=language_of(path),
-        )
-        if pf.is_submodule:
-            changed.skipped = "submodule, not read"
-        elif pf.is_symlink:
-            changed.skipped = "symlink, not read"
-        elif pf.is_binary_file:
-            changed.skipped = "binary file"
-        for hunk in pf:
-            changed.hunks.append((hunk.source_start, hunk.source_length, hunk.target_start, hunk.target_length))
-            for line in hunk:
-                if line.is_added and line.target_line_no is not None:
-                    changed.added.append((line.target_line_no, line.value.rstrip("\r\n")))
-                elif line.is_removed and line.source_line_no is not None:
-                    changed.removed.append((line.source_line_no, line.value.rstrip("\r\n")))
-        files.append(changed)
+    i, end = 0, len(lines)
+    while i < end:
+        if not lines[i].startswith("diff --git "):  # git writes nothing between one file's hunks and the next
+            raise ValueError(f"the diff could not be parsed: a line outside any file: {lines[i][:80]}")
+        header = lines[i][len("diff --git "):]
+        names: dict[str, str] = {}
+        modes: dict[str, str] = {}
+        binary = False
+        hunks: list[tuple[int, int, int, int]] = []
+        added: list[tuple[int, str]] = []
+        removed: list[tuple[int, str]] = []
+        i += 1
+        while i < end and not lines[i].startswith(("@@ ", "diff --git ")):
+            line = lines[i]
+            i += 1
+            if line.startswith(("--- ", "+++ ", "rename from ", "rename to ")):
+                key, _, name = line.partition(" ") if line[0] in "-+" else line[len("rename "):].partition(" ")
+                names[key] = name.split("\t", 1)[0] if line[0] in "-+" else name
+            elif match := MODE_LINE.match(line):
+                modes[match.group(1)] = match.group(2)
+            elif match := INDEX_MODE.match(line):
+                modes.setdefault("index", match.group(1))
+            elif line.startswith("Binary files ") and line.endswith(" differ"):
+                binary = True
+        while i < end and lines[i].startswith("@@ "):
+            match = HUNK_HEADER.match(lines[i])
+            if match is None:
+                raise ValueError(f"the diff could not be parsed: a malformed hunk header: {lines[i][:80]}")
+            old_at, old_len, new_at, new_len = (int(g) if g is not None else 1 for g in match.groups())
+            hunks.append((old_at, old_len, new_at, new_len))
+            i += 1
+            old_no, new_no = old_at, new_at
+            old_end, new_end = old_at + old_len, new_at + new_len
+            while old_no < old_end or new_no < new_end:
+                if i >= end:
+                    raise ValueError("the diff could not be parsed: a hunk is shorter than its header says")
+                line = lines[i]
+                i += 1
+                kind = line[:1]
+                if kind == "+":
+                    added.append((new_no, line[1:].rstrip("\r\n")))
+                    new_no += 1
+                elif kind == "-":
+                    removed.append((old_no, line[1:].rstrip("\r\n")))
+                    old_no += 1
+                elif kind in (" ", ""):
+                    old_no += 1
+                    new_no += 1
+                elif kind != "\\":  # `\ No newline at end of file`
+                    raise ValueError(f"the diff could not be parsed: a hunk line expected: {line[:80]}")
+                if old_no > old_end or new_no > new_end:
+                    raise ValueError("the diff could not be parsed: a hunk is longer than its header says")
+            while i < end and lines[i].startswith("\\"):
+                i += 1
+        files.append(_changed_file(header, names, modes, binary, hunks, added, removed))
     return files
+
+
+def _changed_file(header: str, names: dict[str, str], modes: dict[str, str], binary: bool,
+                  hunks: list[tuple[int, int, int, int]], added: list[tuple[int, str]],
+                  removed: list[tuple[int, str]]) -> ChangedFile:
+    if "---" in names and "+++" in names:
+        source, target = unquote_path(names["---"]), unquote_path(names["+++"])
+    elif "from" in names and "to" in names:
+        source, target = "a/" + unquote_path(names["from"]), "b/" + unquote_path(names["to"])
+    else:
+        source, target = _same_names(header)
+    if "new file mode" in modes:
+        source = DEV_NULL
+    if "deleted file mode" in modes:
+        target = DEV_NULL
+    source = source[2:] if source.startswith("a/") else source
+    target = target[2:] if target.startswith("b/") else target
+    one = hunks[0] if len(hunks) == 1 else None
+    status: Status
+    if source == DEV_NULL or one is not None and one[0] == 0 and one[1] == 0:
+        status = "added"
+    elif target == DEV_NULL or one is not None and one[2] == 0 and one[3] == 0:
+        status = "deleted"
+    elif source != target:
+        status = "renamed"
+    else:
+        status = "modified"
+    path = source if status == "deleted" else target
+    mode = modes.get("new file mode") or modes.get("new mode") or modes.get("index") \
+        or modes.get("deleted file mode") or modes.get("old mode")
+    skipped = ("submodule, not read" if mode == SUBMODULE_MODE else "symlink, not read" if mode == SYMLINK_MODE
+               else "binary file" if binary else None)
+    return ChangedFile(path=path, old_path=source if status == "renamed" else None, status=status,
+                       language=language_of(path), added=added, removed=removed, hunks=hunks, skipped=skipped)
+
+
+def _same_names(header: str) -> tuple[str, str]:
+    """The two names of a `diff --git` line whose sides have one path (a mode change, a binary file, an
+    empty file added or deleted): `a/P b/P`, both C-quoted or neither, so the line splits in half."""
+    half = len(header) // 2
+    source, target = unquote_path(header[:half]), unquote_path(header[half + 1:])
+    if header[half:half + 1] != " " or source[2:] != target[2:]:
+        raise ValueError(f"the diff could not be parsed: no path in {header[:80]!r}")
+    return source, target
