@@ -450,3 +450,38 @@ def test_word_lines_are_the_lines_git_grep_w_finds(tmp_path: Path):
     for names in (["mori"], ["mori", "kiwi"], ["kiwi2", "y"]):
         expected = source.grep("|".join(names), "head", ("t.py", "u.py"), word=True)
         assert source.word_lines(names, "head", ["t.py", "u.py", "missing.py"]) == expected
+
+
+def test_a_new_files_copy_is_looked_for_only_among_files_of_its_suffix(tmp_path: Path, monkeypatch):
+    """A new file's source is a file of the same suffix in its parent directory: the search for its probe
+    lines reads only those (`x*y`, a directory whose name is a wildcard, matched as itself), and finds the
+    same copy source a search of every file there finds."""
+    from conftest import make_repo
+
+    from pr_review.detectors import twins
+    from pr_review.detectors.base import ReviewInput
+    from pr_review.git.diff import read_changes
+    from pr_review.model import PRInfo
+    from pr_review.profiles import load_profiles
+
+    body = "".join(f"    value_{i} = compute_something_long(x, {i}) + offset_{i}\n" for i in range(30))
+    source_text = "def kernel(x):\n" + body + "    return x\n"
+    base = {"pkg/x*y/old.py": source_text, "pkg/x*y/notes.md": source_text, "pkg/xzy/other.py": source_text,
+            "pkg/x*y/big.cu": "// " + body}
+    head = {"pkg/x*y/sub/new.py": source_text.replace("value_3 =", "value_three =")}
+    root = make_repo(tmp_path / "repo", base, head)
+    repo = Repo.open(root)
+    source = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    files = read_changes(repo, source.base, source.head, 1_000_000)
+    review = ReviewInput(files=files, profile=load_profiles()["generic"], pr=PRInfo(title="x"), source=source)
+    new = [(f, source.lines(f.path)) for f in files]
+    searched: list[tuple[str, ...]] = []
+    real = repo.grep
+    repo.grep = lambda pattern, rev, pathspecs=(), **k: searched.append(tuple(pathspecs)) or real(pattern, rev, pathspecs, **k)  # type: ignore[method-assign]
+    found = twins._candidates(review, new)
+    assert found == {"pkg/x*y/old.py"}
+    # the probes' files, then the full pattern on those alone
+    assert searched[0][0] == ":(glob)pkg/x\\*y/**/*.py" and searched[1:] == [(":(literal)pkg/x*y/old.py",)]
+    everywhere = {p for p, _, _ in source.grep("compute_something_long", "base", ("pkg/x*y",), files_only=True)}
+    assert everywhere == {"pkg/x*y/old.py", "pkg/x*y/notes.md", "pkg/x*y/big.cu", "pkg/xzy/other.py"}
+    assert twins._copy_source(review, files[0], new[0][1], found) == twins._copy_source(review, files[0], new[0][1], everywhere)

@@ -311,6 +311,12 @@ def _substantive(lines: list[str]) -> list[str]:
 
 
 ERE_SPECIAL = lazy_re(r"([.\[\]()*+?{}|^$\\])")
+GLOB_SPECIAL = lazy_re(r"[*?\[\\]")
+
+
+def _glob_literal(text: str) -> str:
+    """`text` matched as itself in a `:(glob)` pathspec (a backslash makes a wildcard literal)."""
+    return GLOB_SPECIAL.sub(r"\\\g<0>", text)
 
 
 def _probes(lines: list[str]) -> list[str]:
@@ -331,9 +337,13 @@ def _candidates(review: ReviewInput, new: list[tuple[ChangedFile, list[str]]]) -
     probes = [p for _, lines in new for p in _probes(lines)]
     if not probes:
         return set()
-    parents = tuple(sorted({_parent(f.path) for f, _ in new}))
+    parents = {_parent(f.path) for f, _ in new}
+    # a copy has its file's suffix (`_copy_source` reads no other): a directory's other files are not read
+    suffixes = {f.path.rsplit(".", 1)[-1] for f, _ in new}
+    places = sorted(f":(glob){_glob_literal(parent) + '/' if parent else ''}**/*.{_glob_literal(suffix)}"
+                    for parent in ({""} if "" in parents else parents) for suffix in suffixes)
     pattern = "|".join(ERE_SPECIAL.sub(r"\\\1", p) for p in dict.fromkeys(probes))
-    return {p for p, _, _ in review.source.grep(pattern, "base", () if "" in parents else parents, files_only=True)}
+    return {p for p, _, _ in review.source.grep(pattern, "base", tuple(places), files_only=True)}
 
 
 def _copy_source(review: ReviewInput, f: ChangedFile, lines: list[str], found: set[str]) -> tuple[str, float] | None:
