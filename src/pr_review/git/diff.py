@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import field
+from functools import cached_property
 from typing import Callable, Literal
 
 from .repo import Repo
@@ -55,8 +56,10 @@ class ChangedFile:
     def is_new(self) -> bool:
         return self.status == "added"
 
-    @property
+    @cached_property
     def added_lines(self) -> set[int]:
+        """The head lines the PR adds; asked per node and per line by the detectors, built once (the
+        diff's lines never change after it is read)."""
         return {n for n, _ in self.added}
 
     def in_hunk(self, head_line: int) -> bool:
