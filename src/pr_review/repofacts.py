@@ -210,7 +210,7 @@ def env_reads(tree: ast.Module, constants: dict[str, str] | None = None) -> list
     """Every environment read in a module (`os.environ.get(...)`, `os.getenv(...)`, `os.environ[...]`),
     with the variable name, resolving names bound to module-level string constants."""
     out: list[tuple[ast.AST, str]] = []
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Call, ast.Subscript)):
         key: ast.AST | None = None
         if isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS and node.args:
             key = node.args[0]

@@ -229,7 +229,7 @@ TYPE_ARG = lazy_re(r"^(T\.|ir\.)|_ty(pe)?$|Type\.get|^(i|f|bf)\d+$|^vec\w*$")
 
 def _arith_aliases(tree: ast.Module) -> set[str]:
     out = set()
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.ImportFrom, ast.Import)):
         if isinstance(node, ast.ImportFrom) and node.module in ("flydsl.expr", "flydsl"):
             for alias in node.names:
                 if alias.name == "arith":
@@ -278,10 +278,10 @@ def flydsl_bitcast_unwrap(review: ReviewInput) -> Iterable[Finding]:
         parents = index_of(tree).parents
         added = f.added_lines  # type: ignore[attr-defined]
         base = review.base_python(f)  # type: ignore[attr-defined]
-        base_calls = {_norm(ast.unparse(n)) for n in walk(base) if isinstance(n, ast.Call)} if base else set()
+        base_calls = {_norm(ast.unparse(n)) for n in index_of(base).of_type(ast.Call)} if base else set()
         defs_by_func: dict[int, dict[str, list[ast.expr]]] = {}
-        for node in index_of(tree).nodes:
-            if not (isinstance(node, ast.Call) and dotted_name(node.func) in {f"{a}.bitcast" for a in aliases}):
+        for node in index_of(tree).of_type(ast.Call):
+            if dotted_name(node.func) not in {f"{a}.bitcast" for a in aliases}:
                 continue
             if not touches(node, added) or _norm(ast.unparse(node)) in base_calls or len(node.args) < 2:
                 continue

@@ -1003,9 +1003,7 @@ def _fake_pairs(tree: ast.Module) -> list[tuple[_Op, ast.FunctionDef | ast.Async
     # @<op>.register_fake / torch.library.register_fake("ns::op") on a def
     by_name = {op.real.name: op for op in _ops(tree) if op.kind == "custom_op" and op.real is not None}
     by_qual = {op.qualified: op for op in by_name.values()}
-    for node in index_of(tree).nodes:
-        if not isinstance(node, FUNCTION_TYPES):
-            continue
+    for node in index_of(tree).of_type(FUNCTION_TYPES):
         for d in node.decorator_list:
             name = decorator_name(d)
             if name.endswith(".register_fake") and name.split(".")[0] in by_name:

@@ -170,16 +170,14 @@ def _compared_callees(tree: ast.Module) -> dict[str, int]:
     or `r = ref(...)` … `cmp(r, out.to(torch.float32))` — with the line of that comparison. Upcasting the
     other side shows it is the low-precision kernel output being measured against fp32 math."""
     results: dict[str, str] = {}
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+    for node in index_of(tree).of_type(ast.Assign):
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             for t in node.targets:
                 for e in walk(t):
                     if isinstance(e, ast.Name):
                         results[e.id] = node.value.func.id
     out: dict[str, int] = {}
-    for node in index_of(tree).nodes:
-        if not isinstance(node, ast.Call):
-            continue
+    for node in index_of(tree).of_type(ast.Call):
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
         if not (name in COMPARE_NAMES or name.startswith(("assert", "check", "compare", "verify"))):
             continue
@@ -211,8 +209,8 @@ def _documents_kernel_precision(lines: list[str], func: ast.AST, line: int) -> b
 def _reference_callees(tree: ast.Module) -> set[str]:
     """Functions whose result is stored in a reference-named variable (`ref_out = my_impl(...)`)."""
     out: set[str] = set()
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
+    for node in index_of(tree).of_type(ast.Assign):
+        if isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
             names += [e.id for t in node.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)]
             if any(REF_VAR.search(n) for n in names):
@@ -223,7 +221,7 @@ def _reference_callees(tree: ast.Module) -> set[str]:
 def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
     """The caller casts the reference back: `f(...).to(dtype)` or `ref = f(...)` later used as `ref.to(dtype)`."""
     results: set[str] = set()
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type((ast.Call, ast.Assign)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _is_downcast(node) \
                 and isinstance(node.func.value, ast.Call) and getattr(node.func.value.func, "id", "") == name:
             return True
@@ -232,7 +230,7 @@ def _cast_at_call_sites(tree: ast.Module, name: str) -> bool:
                 results.update(e.id for e in walk(t) if isinstance(e, ast.Name))
     if not results:
         return False
-    for node in index_of(tree).nodes:
+    for node in index_of(tree).of_type(ast.Call):
         if _is_downcast(node) and isinstance(node.func.value, ast.Name) and node.func.value.id in results:
             return True
     return False

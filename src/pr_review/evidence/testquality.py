@@ -174,9 +174,8 @@ def _touched(func: ast.AST, added: set[int]) -> bool:
 
 def _imported_names(tree: ast.Module) -> set[str]:
     out: set[str] = set()
-    for node in index_of(tree).nodes:
-        if isinstance(node, ast.ImportFrom):
-            out.update(a.asname or a.name for a in node.names)
+    for node in index_of(tree).of_type(ast.ImportFrom):
+        out.update(a.asname or a.name for a in node.names)
     return out
 
 
