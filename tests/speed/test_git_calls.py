@@ -19,22 +19,25 @@ from pr_review.git import Repo
 REAL_GIT = shutil.which("git")
 
 
-def _fake_git(tmp_path: Path, attr_source: str) -> Path:
-    """A `git` first on PATH that logs its arguments and runs the real one; `attr_source` says what it
-    does with `--attr-source`: "drop" it (a git that has the option) or "refuse" it as git < 2.40 does."""
+def _logging_git(tmp_path: Path, prelude: str = "") -> Path:
+    """A `git` first on PATH that logs its arguments to `tmp_path/git.log`, runs the shell `prelude` (which
+    may refuse the call or change its arguments), then the real git."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    log = tmp_path / "git.log"
-    refuse = ('for a in "$@"; do case "$a" in --attr-source=*) echo "unknown option: $a" >&2; exit 129;; '
-              'esac; done\n') if attr_source == "refuse" else ""
     script = bin_dir / "git"
-    script.write_text(f"""#!/bin/sh
-printf '%s\\n' "$*" >> {log}
-{refuse}for a in "$@"; do shift; case "$a" in --attr-source=*) ;; *) set -- "$@" "$a";; esac; done
-exec {REAL_GIT} "$@"
-""", encoding="utf-8")
+    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {tmp_path / 'git.log'}\n{prelude}exec {REAL_GIT} \"$@\"\n",
+                      encoding="utf-8")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return bin_dir
+
+
+def _fake_git(tmp_path: Path, attr_source: str) -> Path:
+    """A logging `git` (`_logging_git`) that "drop"s `--attr-source` (a git that has the option) or
+    "refuse"s it as git < 2.40 does."""
+    refuse = ('for a in "$@"; do case "$a" in --attr-source=*) echo "unknown option: $a" >&2; exit 129;; '
+              'esac; done\n') if attr_source == "refuse" else ""
+    return _logging_git(tmp_path, refuse + 'for a in "$@"; do shift; case "$a" in --attr-source=*) ;; '
+                                           '*) set -- "$@" "$a";; esac; done\n')
 
 
 @pytest.fixture
@@ -121,21 +124,15 @@ def _grep_with(tmp_path: Path, monkeypatch, pcre: str) -> tuple[list[tuple[str, 
     """`Repo.grep` of an alternation of names, through a git that either has Perl regexes ("has") or
     refuses -P as a git built without PCRE does ("lacks"): the hits, git's calls, what it learned."""
     repo_dir = make_repo(tmp_path / "repo", NAMES_TEXT, {})
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    log = tmp_path / "git.log"
     refuse = ('for a in "$@"; do [ "$a" = -P ] && { echo "fatal: cannot use Perl-compatible regexes when not '
               'compiled with USE_LIBPCRE" >&2; exit 128; }; done\n') if pcre == "lacks" else ""
-    script = bin_dir / "git"
-    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> {log}\n{refuse}exec {REAL_GIT} \"$@\"\n", encoding="utf-8")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{_logging_git(tmp_path, refuse)}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(repo_module, "_pcre", None)
     repo = Repo.open(repo_dir)
     hits = [repo.grep("beta_two|alpha_one", "main", ("*.py", "*.txt", "*.bin")) for _ in range(2)]
     files = repo.grep("beta_two|gamma", "main", files_only=True)
     assert hits[0] == hits[1]
-    calls = [c for c in log.read_text(encoding="utf-8").splitlines() if " grep " in f" {c} "]
+    calls = [c for c in (tmp_path / "git.log").read_text(encoding="utf-8").splitlines() if " grep " in f" {c} "]
     return hits[0] + files, calls, repo_module._pcre
 
 
