@@ -152,3 +152,21 @@ def test_an_alternation_of_names_is_searched_with_perl_regexes_and_finds_what_po
     # a git without PCRE refuses -P once; every later search goes straight to -E
     assert unlearned is False
     assert [" -P " in c for c in fallback_calls] == [True, False, False, False]
+
+
+def test_a_search_git_cannot_make_is_an_error_and_one_past_pcres_limit_falls_back(tmp_path, monkeypatch):
+    """A pattern PCRE refuses as too large is searched with -E (and -P stays in use for the next search);
+    a search git refuses outright raises GitError rather than answering "nothing found"."""
+    repo = Repo.open(make_repo(tmp_path / "repo", NAMES_TEXT, {}))
+    monkeypatch.setattr(repo_module, "_pcre", None)
+    many = "|".join(f"name_{i:05d}_{'x' * 12}" for i in range(3000)) + "|beta_two"
+    hits = repo.grep(many, "main", ("*.py",))
+    plain = subprocess.run([REAL_GIT, "grep", "-I", "-z", "-n", "-E", "-e", many, "main", "--", "*.py"],
+                           cwd=repo.root, capture_output=True, check=True).stdout.decode("utf-8", "surrogateescape")
+    assert [(p, n) for p, n, _ in hits] == [(p.removeprefix("main:"), int(n)) for p, n, _ in
+                                            (line.split("\0") for line in plain.removesuffix("\n").split("\n"))]
+    assert repo_module._pcre is not False  # the pattern, not git, was refused
+    with pytest.raises(repo_module.GitError, match="git grep failed"):
+        repo.grep("beta_two|alpha_one", "no-such-revision", ("*.py",))
+    with pytest.raises(repo_module.GitError, match="git grep failed"):
+        repo.grep("unbalanced(", "main")

@@ -237,7 +237,7 @@ class Repo:
         args += ["-e", pattern, rev, "--", *pathspecs]
         # -z: paths verbatim and NUL-terminated (a path may hold a newline or a colon), so each hit is
         # `rev:path NUL line NUL text LF`; the text of a line holds no LF, so the LF ends it.
-        fields = (self._perl_grep(args) if perl else self.text(*args, check=False)).split("\0")
+        fields = (self._perl_grep(args) if perl else self._grep_output(args)).split("\0")
         prefix = f"{rev}:"
         if files_only:
             return [(p.removeprefix(prefix), 0, "") for p in fields if p]
@@ -251,17 +251,25 @@ class Repo:
         return hits
 
     def _perl_grep(self, args: list[str]) -> str:
-        """The output of a `git grep -P`, or of the same search with -E when this git has no Perl regexes
-        (built without PCRE: it refuses -P, exit 128), which is then not asked for them again."""
+        """The output of a `git grep -P`, or of the same search with -E when git refuses it: a git built
+        without PCRE (then not asked for Perl regexes again) or a pattern past PCRE's size limit."""
         global _pcre
         proc = self._exec(tuple(args))
         if proc.returncode in (0, 1):  # 1: nothing found
             _pcre = True
             return proc.stdout.decode("utf-8", "surrogateescape")
-        plain = self._exec(tuple("-E" if a == "-P" else a for a in args))
-        if plain.returncode in (0, 1) and _pcre is None:
-            _pcre = False  # -E answers what -P did not: the engine, not the search, failed
-        return plain.stdout.decode("utf-8", "surrogateescape")
+        if b"USE_LIBPCRE" in proc.stderr:
+            _pcre = False
+        return self._grep_output(["-E" if a == "-P" else a for a in args])
+
+    def _grep_output(self, args: list[str]) -> str:
+        """`git grep`'s output; a search git cannot make (a pattern too large, an object missing) is an
+        error, never an answer of "nothing found" a finding would be built on."""
+        proc = self._exec(tuple(args))
+        if proc.returncode not in (0, 1):
+            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+            raise GitError(f"git grep failed: {err[-1][:200] if err else proc.returncode}")
+        return proc.stdout.decode("utf-8", "surrogateescape")
 
     def ls_tree(self, rev: str, pathspecs: tuple[str, ...] = ()) -> list[str]:
         out = self.git("ls-tree", "-r", "--name-only", "-z", rev, "--", *pathspecs, check=False)
