@@ -8,7 +8,7 @@ from typing import Iterable
 from ..lang import cpp
 from ..lang.code_lines import python_comments
 from ..lang.index import index_of
-from ..lang.python import call_tail, comments, dotted_name, is_module_level, string_constants, walk
+from ..lang.python import comments, dotted_callee, dotted_name, is_module_level, string_constants, walk
 from ..lang.regex import lazy_re
 from ..model import Evidence, Finding
 from ..repofacts import env_reads
@@ -16,7 +16,7 @@ from . import detector
 from .base import ReviewInput
 
 SYSPATH_CALLS = {"sys.path.insert", "sys.path.append", "sys.path.extend"}
-SYSPATH_TAILS = {name.rsplit(".", 1)[-1] for name in SYSPATH_CALLS}  # a cheap first test before dotted_name
+SYSPATH_TAILS = {name.rsplit(".", 1)[-1] for name in SYSPATH_CALLS}
 
 
 @detector("syspath-mutation")
@@ -31,7 +31,7 @@ def syspath_mutation(review: ReviewInput) -> Iterable[Finding]:
         parents = index_of(tree).parents
         base_calls = _syspath_call_texts(review.base_python(f))
         for node in index_of(tree).of_type(ast.Call):
-            if not (call_tail(node) in SYSPATH_TAILS and dotted_name(node.func) in SYSPATH_CALLS):
+            if dotted_callee(node, SYSPATH_TAILS) not in SYSPATH_CALLS:
                 continue
             if node.lineno not in added or not is_module_level(node, parents):
                 continue
@@ -54,7 +54,7 @@ def _syspath_call_texts(tree: ast.Module | None) -> set[str]:
     if tree is None:
         return set()
     return {ast.unparse(n) for n in index_of(tree).of_type(ast.Call)
-            if call_tail(n) in SYSPATH_TAILS and dotted_name(n.func) in SYSPATH_CALLS}
+            if dotted_callee(n, SYSPATH_TAILS) in SYSPATH_CALLS}
 
 
 TODO_MARK = lazy_re(r"^\W*(TODO|FIXME|XXX|HACK)\b", re.IGNORECASE)

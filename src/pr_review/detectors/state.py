@@ -17,7 +17,7 @@ from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
 from ..lang.index import index_of
 from ..lang.python import (
-    DEVICE_DECORATORS, FUNCTION_TYPES, call_tail, children, decorated_with, decorator_name, dotted_name,
+    DEVICE_DECORATORS, FUNCTION_TYPES, children, decorated_with, decorator_name, dotted_callee, dotted_name,
     innermost_function, qualified_functions, touches, walk
 )
 from ..lang.regex import lazy_re
@@ -798,7 +798,7 @@ def _ops(tree: ast.Module) -> list[_Op]:
                     ops.append(_Op(node.name, "custom_op", node, node, None, qual))
                 elif last == "torch_compile_guard" and isinstance(d, ast.Call) and _kw(d, "gen_fake") is not None:
                     ops.append(_Op(node.name, "compile_guard", node, node, _kw(d, "gen_fake")))
-        elif call_tail(node) == "direct_register_custom_op" and dotted_name(node.func):  # a plain dotted name
+        elif dotted_callee(node, ("direct_register_custom_op",)):
             op_name = _str(_kw(node, "op_name", 0))
             func = _kw(node, "op_func", 1)
             if op_name is None:

@@ -13,7 +13,7 @@ from typing import Callable, Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
-from ..lang.python import call_tail, dotted_name, quoted, touches, imported_module_path, walk
+from ..lang.python import call_tail, dotted_callee, dotted_name, quoted, touches, imported_module_path, walk
 from ..lang.triton import (
     Kernel,
     argument,
@@ -783,7 +783,7 @@ def _knob_sites(tree: ast.Module, knobs: tuple[str, ...]) -> Iterator[KnobSite]:
             continue
         pairs: list[tuple[str, ast.expr]] = []
         if isinstance(node, ast.Call):
-            if call_tail(node) == "Config" and dotted_name(node.func):  # `Config(…)`, `triton.Config(…)`
+            if dotted_callee(node, ("Config",)):  # `Config(…)`, `triton.Config(…)`
                 continue  # a triton.Config entry: a candidate of the tuned/autotuned table
             pairs = [(kw.arg, kw.value) for kw in node.keywords if kw.arg in knobs]
         elif isinstance(node, ast.Dict):

@@ -168,6 +168,12 @@ def call_tail(call: ast.Call) -> str:
     return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
+def dotted_callee(call: ast.Call, tails: tuple[str, ...] | frozenset[str] | set[str]) -> str:
+    """The callee's dotted name (`sys.path.insert`) when its last name is one of `tails`, else ''. The last
+    name is read first: most calls are none of them and cost no walk of their callee."""
+    return dotted_name(call.func) if call_tail(call) in tails else ""
+
+
 def dotted_name(node: ast.AST) -> str:
     """`os.environ.get` for the expression `os.environ.get`; '' when not a plain dotted name."""
     parts: list[str] = []
