@@ -229,9 +229,11 @@ def parse_diff(text: str) -> list[ChangedFile]:
         while i < end and not lines[i].startswith(("@@ ", "diff --git ")):
             line = lines[i]
             i += 1
-            if line.startswith(("--- ", "+++ ", "rename from ", "rename to ")):
-                key, _, name = line.partition(" ") if line[0] in "-+" else line[len("rename "):].partition(" ")
-                names[key] = name.split("\t", 1)[0] if line[0] in "-+" else name
+            if line.startswith(("--- ", "+++ ")):
+                names[line[:3]] = line[4:].split("\t", 1)[0]
+            elif line.startswith(("rename from ", "rename to ")):
+                side, _, name = line[len("rename "):].partition(" ")
+                names[side] = name
             elif match := MODE_LINE.match(line):
                 modes[match.group(1)] = match.group(2)
             elif match := INDEX_MODE.match(line):
