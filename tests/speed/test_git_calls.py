@@ -166,7 +166,7 @@ def test_a_search_git_cannot_make_is_an_error_and_one_past_pcres_limit_falls_bac
     assert [(p, n) for p, n, _ in hits] == [(p.removeprefix("main:"), int(n)) for p, n, _ in
                                             (line.split("\0") for line in plain.removesuffix("\n").split("\n"))]
     assert repo_module._pcre is not False  # the pattern, not git, was refused
-    with pytest.raises(repo_module.GitError, match="git grep failed"):
+    with pytest.raises(repo_module.GitError, match="git grep .*failed"):
         repo.grep("beta_two|alpha_one", "no-such-revision", ("*.py",))
-    with pytest.raises(repo_module.GitError, match="git grep failed"):
+    with pytest.raises(repo_module.GitError, match="git grep .*failed"):
         repo.grep("unbalanced(", "main")

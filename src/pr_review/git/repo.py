@@ -110,15 +110,17 @@ class Repo:
                     + (": the remote did not answer in time" if network else "")) from None
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
-    def git(self, *args: str, check: bool = True, input: bytes | None = None) -> bytes:
+    def git(self, *args: str, check: bool = True, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+        """git's output; with `check`, an exit status outside `ok` raises GitError (`git grep` exits 1 when
+        it finds nothing)."""
         proc = self._exec(args, input)
-        if check and proc.returncode != 0:
+        if check and proc.returncode not in ok:
             err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git {' '.join(args[:3])} failed: {err[-1] if err else proc.returncode}")
+            raise GitError(f"git {' '.join(args[:3])} failed: {err[-1][:200] if err else proc.returncode}")
         return proc.stdout
 
-    def text(self, *args: str, check: bool = True) -> str:
-        return self.git(*args, check=check).decode("utf-8", "surrogateescape")
+    def text(self, *args: str, check: bool = True, ok: tuple[int, ...] = (0,)) -> str:
+        return self.git(*args, check=check, ok=ok).decode("utf-8", "surrogateescape")
 
     def resolve(self, ref: str) -> str | None:
         out = self.git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
@@ -237,7 +239,8 @@ class Repo:
         args += ["-e", pattern, rev, "--", *pathspecs]
         # -z: paths verbatim and NUL-terminated (a path may hold a newline or a colon), so each hit is
         # `rev:path NUL line NUL text LF`; the text of a line holds no LF, so the LF ends it.
-        fields = (self._perl_grep(args) if perl else self._grep_output(args)).split("\0")
+        # a search git cannot make (a pattern too large, an object missing) raises: "nothing found" is exit 1
+        fields = (self._perl_grep(args) if perl else self.text(*args, ok=(0, 1))).split("\0")
         prefix = f"{rev}:"
         if files_only:
             return [(p.removeprefix(prefix), 0, "") for p in fields if p]
@@ -260,16 +263,7 @@ class Repo:
             return proc.stdout.decode("utf-8", "surrogateescape")
         if b"USE_LIBPCRE" in proc.stderr:
             _pcre = False
-        return self._grep_output(["-E" if a == "-P" else a for a in args])
-
-    def _grep_output(self, args: list[str]) -> str:
-        """`git grep`'s output; a search git cannot make (a pattern too large, an object missing) is an
-        error, never an answer of "nothing found" a finding would be built on."""
-        proc = self._exec(tuple(args))
-        if proc.returncode not in (0, 1):
-            err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
-            raise GitError(f"git grep failed: {err[-1][:200] if err else proc.returncode}")
-        return proc.stdout.decode("utf-8", "surrogateescape")
+        return self.text(*("-E" if a == "-P" else a for a in args), ok=(0, 1))
 
     def ls_tree(self, rev: str, pathspecs: tuple[str, ...] = ()) -> list[str]:
         out = self.git("ls-tree", "-r", "--name-only", "-z", rev, "--", *pathspecs, check=False)
