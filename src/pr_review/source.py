@@ -248,7 +248,7 @@ class Source:
         for path in paths:
             blob = self.catfile.peek(self.rev(side), path)
             if blob.text is None:
-                if blob.reason == MISSING or blob.reason == "binary content" or blob.reason.startswith("is a "):
+                if blob.unsearched:
                     continue
                 return None
             text = blob.text

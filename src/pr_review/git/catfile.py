@@ -10,12 +10,19 @@ from ..model import record
 
 DEFAULT_SIZE_CAP = 2 * 1024 * 1024
 MISSING = "not present at this revision"
+BINARY = "binary content"
+NOT_A_FILE = ", not a file"  # after "is a tree" or "is a commit" (a submodule)
 
 
 @record(frozen=True)
 class Blob:
     text: str | None  # None when not readable as text; `reason` says why
     reason: str = ""
+
+    @property
+    def unsearched(self) -> bool:
+        """What `git grep -I` does not search either: no such path, binary content, a tree or submodule."""
+        return self.reason in (MISSING, BINARY) or self.reason.endswith(NOT_A_FILE)
 
 
 class CatFile:
@@ -59,12 +66,12 @@ class CatFile:
         size = int(size_text)
         if kind != "blob" or size > self.size_cap:
             _discard(proc.stdout, size + 1)  # never hold more than the cap in memory
-            return Blob(None, f"is a {kind}, not a file" if kind != "blob" else
+            return Blob(None, f"is a {kind}{NOT_A_FILE}" if kind != "blob" else
                         f"larger than the {self.size_cap // 1024} KB cap ({size // 1024} KB)")
         data = proc.stdout.read(size)
         proc.stdout.read(1)  # the newline after each object
         if b"\0" in data[:8000]:
-            return Blob(None, "binary content")
+            return Blob(None, BINARY)
         try:
             return Blob(data.decode("utf-8"))
         except UnicodeDecodeError:
