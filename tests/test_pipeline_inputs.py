@@ -174,3 +174,18 @@ def test_source_files_over_the_budget_are_listed_not_checked(repo_factory, monke
     skipped = [n.path for n in report.not_checked if "budget" in n.reason]
     assert sorted(skipped) == ["aiter/m0.py", "aiter/m1.py"]  # the two with the fewest changed lines
     assert {f.path for f in report.all_findings if f.rule == "syspath-mutation"} == {"aiter/m2.py", "aiter/m3.py"}
+
+
+def test_python_past_the_byte_budget_is_listed_not_checked(repo_factory, monkeypatch):
+    """Files are taken by changed lines while their sources fit: one too large is left out, a smaller
+    one after it still fits."""
+    import pr_review.pipeline as pipeline
+    monkeypatch.setattr(pipeline, "PYTHON_BYTES_BUDGET", 3000)
+    mutation = "import sys\nsys.path.insert(0, '/x')\n"
+    head = {"aiter/first.py": mutation + "v = 1\n" * 300,  # 302 changed lines, 1,846 bytes
+            "aiter/second.py": mutation + "w = 2\n" * 200,  # 202 lines, 1,246 bytes: over the 1,154 left
+            "aiter/third.py": mutation + "u = 3\n" * 100}  # 102 lines, 646 bytes: fits after it
+    report = run(repo_factory({"a.py": "x = 1\n"}, head))
+    skipped = {n.path: n.reason for n in report.not_checked}
+    assert list(skipped) == ["aiter/second.py"] and "MiB of source one review parses" in skipped["aiter/second.py"]
+    assert {f.path for f in report.all_findings if f.rule == "syspath-mutation"} == {"aiter/first.py", "aiter/third.py"}

@@ -94,6 +94,11 @@ def test_every_line_is_the_blobs_line_at_its_number(repo: Path):
         base = _git_lines(repo, "HEAD~1", f.old_path or path) if f.status != "added" or f.removed else []
         assert all(head[n - 1] == text for n, text in f.added), path
         assert all(base[n - 1] == text for n, text in f.removed), path
+        # what parsing both sides costs: the blobs' sizes as git counts them
+        sides = ([("HEAD", path)] if f.status != "deleted" else []) + \
+            ([("HEAD~1", f.old_path or path)] if f.status != "added" else [])
+        assert f.source_bytes == sum(len(subprocess.run(["git", "show", f"{rev}:{p}"], cwd=repo, capture_output=True,
+                                                        check=True).stdout) for rev, p in sides), path
 
 
 def test_paths_statuses_and_what_is_not_read(repo: Path):

@@ -51,6 +51,8 @@ class ChangedFile:
     removed: list[tuple[int, str]] = field(default_factory=list)  # (base line, text)
     hunks: list[tuple[int, int, int, int]] = field(default_factory=list)  # base start/len, head start/len
     skipped: str | None = None  # why the file's content is not checked
+    # its sides' blob sizes added up, what parsing both holds in memory (0 from a bare patch)
+    source_bytes: int = field(default=0, compare=False)
 
     @property
     def is_new(self) -> bool:
@@ -105,6 +107,7 @@ def read_changes(repo: Repo, base: str, head: str, size_cap: int,
         if e.path in skipped:
             files.append(ChangedFile(e.path, e.old_path, e.status, language_of(e.path), skipped=skipped[e.path]))
         elif e.path in parsed:
+            parsed[e.path].source_bytes = sum(sizes.get(blob, 0) for blob in e.blobs)
             files.append(parsed[e.path])
         else:  # no patch: a mode change or an empty file, unless lines changed (then say so, never drop them)
             files.append(ChangedFile(e.path, e.old_path, e.status, language_of(e.path),
