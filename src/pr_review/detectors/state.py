@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import field
 
 from ..git.diff import ChangedFile
@@ -639,8 +639,15 @@ def _try_body_nodes(node: ast.Try) -> set[ast.AST]:
     return {n for stmt in node.body for n in walk(stmt)}
 
 
-def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[_Read]:
+def _maybe_unbound(func: ast.FunctionDef | ast.AsyncFunctionDef,
+                   deciding: Callable[[_Read], bool] | None = None) -> list[_Read]:
+    """Per name, the first read that may find it unbound. With `deciding`, only the names one of whose
+    reads it accepts are decided: a caller that keeps only such reads needs no others, and the checks
+    of every read of every name were most of the detector's time on large kernels."""
     reads = _Flow(func).run()
+    if deciding is not None:
+        names = {r.name for r in reads if isinstance(r.cause, CAUSES) and deciding(r)}
+        reads = [r for r in reads if r.name in names]
     out: list[_Read] = []
     seen: set[str] = set()
     for r in sorted(reads, key=lambda r: (r.node.lineno, r.node.col_offset)):
@@ -672,7 +679,10 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
             at = bisect_left(starts, func.lineno)
             if at == len(starts) or starts[at] > (func.end_lineno or func.lineno):
                 continue
-            reads = [r for r in _maybe_unbound(func) if touches(r.cause, changed) and not _on_constexpr(func, r.cause)]
+            def reported(r: _Read, func: ast.AST = func) -> bool:
+                return touches(r.cause, changed) and not _on_constexpr(func, r.cause)
+
+            reads = [r for r in _maybe_unbound(func, reported) if reported(r)]
             if not reads:
                 continue
             if base_funcs is None:
@@ -682,7 +692,9 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
             if base_func is None:  # code moved in from another file the PR cuts (a module split into a package)
                 moved = _cut_functions(review, f) if moved is None else moved
                 base_func = moved.get(qualname)
-            already = {r.name for r in _maybe_unbound(base_func)} if base_func is not None else set()
+            asked = {r.name for r in reads}
+            already = {r.name for r in _maybe_unbound(base_func, lambda r: r.name in asked)} \
+                if base_func is not None else set()
             for r in reads:
                 if r.name in already:
                     continue  # the same name was already maybe-unbound there on base
