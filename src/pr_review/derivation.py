@@ -6,7 +6,7 @@ keeps the exact path/line/title that fired it, so the checklist can say why a ru
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 from itertools import compress, count, islice
 from typing import Any
@@ -15,12 +15,12 @@ from .catalog import Catalog
 from .git.diff import ChangedFile
 from .lang.defs import Def
 from .lang.regex import compile_shipped, required_substrings
-from .model import ChecklistItem
+from .model import ChecklistItem, record
 from .profiles import Profile
 from .triage import FileCode
 
 
-@dataclass
+@record
 class Facts:
     """What conditions are evaluated over: paths, code lines and the title."""
 

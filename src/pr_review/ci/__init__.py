@@ -7,13 +7,13 @@ Runs only when a token and a PR are known (the action, `pr-review ci`); a local 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Callable
 
 from ..git import Repo
 from ..git.diff import ChangedFile
 from ..github.client import GitHubClient, GitHubError
-from ..model import CIVerdict, Finding, Owner
+from ..model import CIVerdict, Finding, Owner, record
 from ..profiles import Profile
 from . import downstream
 from .classify import classify
@@ -24,7 +24,7 @@ from .owners import owners
 WAIT_STEPS_SECONDS = (30.0, 60.0, 120.0, 300.0)  # polling backoff for wait-for-ci; the last step repeats
 
 
-@dataclass
+@record
 class CIRequest:
     client: GitHubClient
     pr_number: int | None
@@ -40,7 +40,7 @@ class CIRequest:
     clock: Callable[[], float] = time.monotonic
 
 
-@dataclass
+@record
 class CIResult:
     verdicts: list[CIVerdict] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)

@@ -14,10 +14,10 @@ Classes, each with the evidence that decided it:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..git.diff import ChangedFile
-from ..model import CIVerdict, Finding
+from ..model import CIVerdict, Finding, record
 from ..profiles import Profile
 from . import logs as logtext
 from .collect import EXCERPT_CHARS, EXCERPT_CHARS_TOTAL, CIData, Check, Job, MainRun, failed_jobs
@@ -28,7 +28,7 @@ DOCS_SOURCE = re.compile(r"(?i)^docs?/|\.(?:rst|md|ipynb)$|(?:^|/)(?:\.readthedo
 LINKS_SHOWN = 3
 
 
-@dataclass
+@record
 class Classified:
     verdicts: list[CIVerdict] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)

@@ -9,7 +9,8 @@ makes no request.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..model import record
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -29,7 +30,7 @@ EXCERPT_CHARS_TOTAL = 20000  # per review
 RETENTION_DAYS = 90  # GitHub's default for logs; GITHUB_RETENTION_DAYS says the repository's own
 
 
-@dataclass
+@record
 class Job:
     """One attempt of one job of a workflow run on the PR head."""
 
@@ -52,7 +53,7 @@ class Job:
         return self.status == "completed" and self.conclusion in FAILED
 
 
-@dataclass
+@record
 class Check:
     """A check run of another app (not Actions) or a commit status, in its latest state."""
 
@@ -71,7 +72,7 @@ class Check:
         return self.state in ("queued", "in_progress", "pending", "waiting", "requested")
 
 
-@dataclass
+@record
 class MainRun:
     """The same job (or check) on a default-branch commit."""
 
@@ -79,14 +80,14 @@ class MainRun:
     conclusion: str
 
 
-@dataclass
+@record
 class Log:
     state: str  # read | gone | not-read
     lines: list[logtext.LogLine] = field(default_factory=list)
     detail: str = ""  # why it is gone or was not read; "cut at N MB" when streamed only in part
 
 
-@dataclass
+@record
 class CIData:
     head_sha: str
     default_branch: str
@@ -104,7 +105,7 @@ class CIData:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     """Which workflow runs on the head count."""
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..git import GitError
 from ..github.client import GitHubClient, GitHubError
 from ..github.event import Event, UserError, prepare_checkout, resolve_target
-from ..model import Report
+from ..model import Report, record
 from ..pipeline import review
 from . import CIRequest
 from .collect import Selection
@@ -25,7 +25,7 @@ class CIUsageError(Exception):
     """Unusable arguments or environment, said in one line."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CIArgs:
     repo: str
     pr: int

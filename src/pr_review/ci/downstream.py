@@ -12,10 +12,9 @@ label map changes over time; a stale profile entry is said, not used).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ..git.diff import ChangedFile
-from ..model import Finding
+from ..model import Finding, record
 from ..profiles import Profile
 from .collect import Job
 
@@ -24,7 +23,7 @@ COMMENT = re.compile(r"^\s*(?:#|//|/\*|\*|$)")
 WORKFLOWS = ".github/workflows/"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DownstreamJob:
     name: str
     workflow: str

@@ -7,7 +7,7 @@ timestamps also say which step a line belongs to (a step's lines fall between it
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from ..model import record
 
 TIMESTAMP = re.compile(r"^\ufeff?(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z) ?")
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -29,7 +29,7 @@ SECRET_PATTERNS = (  # (pattern, replacement): GitHub masks registered secrets, 
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LogLine:
     stamp: str  # ISO-8601 as GitHub wrote it, "" when the line has none
     text: str

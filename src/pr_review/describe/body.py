@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
+from ..model import record
 
 # Words that claim a speed effect. Op names are not claims: "fused", "fusion" name kernels (fused_moe).
 PERF_WORDS = re.compile(r"\b(perf(ormance)?|optimi[sz](e|ed|es|ation)|speed[- ]?ups?|faster|quicker|latency|throughput|"
@@ -22,7 +23,7 @@ HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 ACCURACY = re.compile(r"\b(gsm8k|mmlu|accuracy|acc\b|ppl|perplexity|lm[_-]eval)", re.IGNORECASE)
 
 
-@dataclass
+@record
 class Body:
     text: str
     sections: dict[str, str] = field(default_factory=dict)  # heading → content (comments kept)

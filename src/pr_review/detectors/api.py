@@ -16,7 +16,6 @@ import ast
 import re
 import weakref
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
@@ -24,7 +23,7 @@ from ..lang.python import (
     DEVICE_DECORATORS, FUNCTION_TYPES, MARKER_BASES, call_tail, decorated_with, decorator_name, dotted_name,
     innermost_function, imported_module_path, local_names, qualified_functions, touches, walk
 )
-from ..model import Evidence, Finding
+from ..model import Evidence, Finding, record
 from . import detector
 from .base import ReviewInput
 from ..lang.regex import lazy_re
@@ -32,7 +31,7 @@ from ..lang.regex import lazy_re
 Func = ast.FunctionDef | ast.AsyncFunctionDef
 
 
-@dataclass
+@record
 class _Index:
     """Per-module facts several checks need, computed once per parsed tree."""
 
@@ -324,7 +323,7 @@ MODULE_BASES = MARKER_BASES | {"Module", "nn.Module", "Enum", "IntEnum", "NamedT
                                "ValueError", "RuntimeError", "dict", "list", "tuple", "str", "int"}
 
 
-@dataclass
+@record
 class _Sig:
     qualname: str
     func: Func
@@ -348,7 +347,7 @@ def _changed_signatures(f: ChangedFile, tree: ast.Module, base_tree: ast.Module 
 # callers in the head tree
 # --------------------------------------------------------------------------------------------
 
-@dataclass
+@record
 class _Call:
     path: str
     node: ast.Call
@@ -652,7 +651,7 @@ def _is_kernel(func: Func) -> bool:
     return decorated_with(func, KERNEL_DECORATORS)
 
 
-@dataclass
+@record
 class _Removal:
     f: ChangedFile
     qualname: str
@@ -753,7 +752,7 @@ def _module_bindings(tree: ast.Module) -> set[str]:
     return names
 
 
-@dataclass
+@record
 class _GoneDef:
     f: ChangedFile
     tree: ast.Module

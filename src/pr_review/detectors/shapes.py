@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Iterable, Iterator
 
 from ..lang import one_line
 from ..lang.index import index_of
 from ..lang.python import call_tail, dotted_name, walk
-from ..model import Finding
+from ..model import Finding, record
 from ..profiles import Profile
 from . import detector
 from .base import ReviewInput
@@ -39,14 +38,14 @@ SAME_SHAPE = ("contiguous", "clone", "detach", "to", "float", "half", "bfloat16"
               "view_as", "type", "requires_grad_", "fill_", "zero_")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Dim:
     value: int | None
     text: str  # how the dimension is known: "hidden_size=7168", "64", or the unresolved source text
     figures: tuple[str, ...] = ()  # profile figures it rests on, "name=value (source)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Variant:
     """One production model with the engine's figures: every name the profile gives a value for."""
     name: str
@@ -298,7 +297,7 @@ def numel(shape: tuple[Dim, ...] | None) -> Dim | None:
     return Dim(total, " × ".join(d.text for d in shape), figures)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Extent:
     """The largest element count a tensor reaches over the profile's models, with the model that reaches it."""
     tensor: str
@@ -364,7 +363,7 @@ KERNEL_NAMESPACES = ("tl", "gl", "triton", "ttgl")
 CONFIG_OBJECT = lazy_re(r"(?:^|\.)(?:\w*config\w*|args)$", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AtHand:
     value: int
     text: str  # how the scope names it: "self.config.kv_lora_rank", "self.head_dim"

@@ -19,7 +19,7 @@ import tempfile
 import time
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, MutableMapping, TextIO
 
@@ -31,7 +31,7 @@ from ..ci import CIRequest
 from ..ci.collect import RETENTION_DAYS, Selection
 from ..config import CONFIG_PATH
 from ..git import GitError
-from ..model import Report, verdict_id
+from ..model import Report, verdict_id, record
 from ..pipeline import ReviewRequest, review
 from ..profiles import load_profiles
 from ..report.escape import markdown_inline
@@ -77,7 +77,7 @@ class InputError(Exception):
     """A misconfigured input; the message names it."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Inputs:
     token: str
     pr_number: int | None
@@ -139,7 +139,7 @@ def read_inputs(profiles: list[str]) -> Inputs:
                   ci_window_hours=int(window), wait_for_ci=int(wait), notify_owners=notify == "true")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Runner:
     """The GITHUB_* / RUNNER_* environment the step runs in."""
 
@@ -160,7 +160,7 @@ class Runner:
                    out_dir=Path(temp) / "pr-review", workspace=env.get("GITHUB_WORKSPACE") or os.getcwd())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Exits:
     """What the step leaves besides its log (a scrubbed stream): each is scrubbed on the way out."""
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any, Iterable
 
-from ..model import Finding, Report
+from ..model import Finding, Report, record
 from .client import GitHubClient, GitHubError
 
 CONCLUSION = "neutral"  # advisory: never a red X, never a merge gate
@@ -39,7 +38,7 @@ LABELS = {
 VERDICT_ICON = {"LGTM": "✅", "NEEDS WORK": "⚠️", "BLOCK": "🔴"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PreviousReview:
     """A check run of ours found for this PR, and what it recorded."""
 
@@ -162,7 +161,7 @@ def external_id(pr_number: int) -> str:
     return f"pr-review:{pr_number}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FoundRuns:
     run_id: int | None  # our run on this head, to update
     previous: PreviousReview | None  # the review to compare with
@@ -221,7 +220,7 @@ def mark_new(findings: list[Finding], previous: PreviousReview) -> tuple[int, in
 
 # -- posting ------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Posted:
     url: str
     unsent: int = 0  # annotations not posted because a batch failed

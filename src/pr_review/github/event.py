@@ -10,13 +10,12 @@ from __future__ import annotations
 import base64
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, MutableMapping
 
 from ..config import CONFIG_PATH
 from ..git import GitError, Repo
-from ..model import PRInfo
+from ..model import PRInfo, record
 from ..pipeline import ReviewRequest
 from . import shapes
 from .client import GitHubClient, GitHubError
@@ -34,7 +33,7 @@ class UserError(Exception):
     """Something the user can fix (missing PR, unfetchable commit, no checkout): reported, exit 0."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PullRequestTarget:
     """The PR to review, as GitHub describes it."""
 
@@ -49,7 +48,7 @@ class PullRequestTarget:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Event:
     name: str
     payload: dict[str, Any]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from ..model import record
 from typing import TextIO
 from urllib.parse import quote, quote_plus
 
@@ -25,7 +25,7 @@ def _encodings(value: str) -> set[str]:
     return {value, markdown_inline(value), quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scrubber:
     secrets: tuple[str, ...] = ()
 

@@ -3,10 +3,10 @@ under its size limit by leaving out the least important list entries first, with
 what was cut."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Callable
 
-from ..model import Finding, Report
+from ..model import Finding, Report, record
 from ..report.render import environment
 
 CHECK_SUMMARY_LIMIT = 65535  # characters in output.summary (GitHub answers 422 above)
@@ -15,7 +15,7 @@ JOB_SUMMARY_LIMIT = 1024 * 1024  # bytes a step may add to $GITHUB_STEP_SUMMARY
 TRIM_ORDER = ("notes", "not_checked", "checklist", "unannotated", "core_files", "ci", "findings")
 
 
-@dataclass
+@record
 class Publication:
     """What the publish stage adds to the review: where it went and what changed since last time."""
 
