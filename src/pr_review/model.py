@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 import reprlib
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, Field, FrozenInstanceError, asdict, dataclass, field, fields
 from typing import Any, Literal, TypeVar
 
 T = TypeVar("T")
@@ -19,26 +19,82 @@ SEVERITY_ICON = {"high": "🔴", "medium": "⚠️", "low": "📝"}
 
 
 def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
-    """`@dataclass` (or `@dataclass(frozen=True)`) whose `__repr__`, `__eq__` and `__hash__` are one
-    shared implementation of what dataclass generates, rather than compiled from source for each
-    class: Python 3.10-3.13 compile every generated method when the module is imported, ~0.2 ms a
-    method, and the engine's ~60 dataclasses are the largest part of importing it. A class that
-    defines one of the three itself is a plain dataclass's job."""
+    """`@dataclass` (or `@dataclass(frozen=True)`) whose methods are one shared implementation of
+    what dataclass generates, rather than compiled from source for each class: Python 3.10-3.13
+    compile every generated method when the module is imported (`__init__` alone ~0.3 ms a class,
+    a tenth of a small review's CPU over the engine's ~90 records). dataclass still collects the
+    fields (`fields`, `replace` and `asdict` work); `__init__` takes them positionally or by name,
+    fills in defaults and factories, and calls `__post_init__`, at ~1 µs more per object, which the
+    few thousand a review makes do not notice. A class that defines one of the methods itself is a
+    plain dataclass's job."""
     def wrap(cls: type[T]) -> type[T]:
-        if {"__repr__", "__eq__", "__hash__"} & set(cls.__dict__):
-            raise TypeError(f"{cls.__qualname__} defines __repr__, __eq__ or __hash__: use @dataclass")
+        if {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"} & set(cls.__dict__):
+            raise TypeError(f"{cls.__qualname__} defines a method record shares: use @dataclass")
         if not cls.__dict__.get("__doc__"):
             # dataclass documents an undocumented class by its signature, through inspect.signature:
             # a third of what decorating it costs. The field names say as much.
             cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', {}))})"
-        cls = dataclass(cls, repr=False, eq=False, frozen=frozen)
+        # frozen is record's own: dataclass would compile __setattr__ and __delattr__ for it
+        cls = dataclass(cls, init=False, repr=False, eq=False)
         own = fields(cls)  # type: ignore[arg-type]
         cls._record_fields = (tuple(f.name for f in own if f.repr), tuple(f.name for f in own if f.compare),  # type: ignore[attr-defined]
                               tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))
+        cls._record_plan = _init_plan(cls.__qualname__, own, hasattr(cls, "__post_init__"))  # type: ignore[attr-defined]
+        cls._record_frozen = frozen  # type: ignore[attr-defined]
+        cls.__init__ = _record_init  # type: ignore[assignment]
         cls.__repr__, cls.__eq__ = _record_repr, _record_eq  # type: ignore[assignment]
         cls.__hash__ = _record_hash if frozen else None  # type: ignore[assignment]  # as dataclass: eq without frozen is unhashable
+        if frozen:
+            cls.__setattr__, cls.__delattr__ = _frozen_setattr, _frozen_delattr  # type: ignore[assignment]
         return cls
     return wrap if cls is None else wrap(cls)
+
+
+def _init_plan(qualname: str, own: tuple[Field, ...], post_init: bool) -> tuple:
+    """What `_record_init` needs of a class: its name, the fields it takes in order and as a set, each
+    default as (value, is a factory), the defaults of the fields it does not take, and whether to
+    call `__post_init__`. Refuses the field order dataclass's own __init__ would refuse."""
+    defaults = {f.name: (f.default_factory, True) if f.default is MISSING else (f.default, False)
+                for f in own if f.default is not MISSING or f.default_factory is not MISSING}
+    taken = tuple(f.name for f in own if f.init)
+    for before, after in zip(taken, taken[1:]):
+        if before in defaults and after not in defaults:
+            raise TypeError(f"non-default argument {after!r} follows default argument")
+    untaken = {name: default for name, default in defaults.items() if name not in taken}
+    return qualname, taken, frozenset(taken), defaults, untaken, post_init
+
+
+def _record_init(self: Any, *args: Any, **kwargs: Any) -> None:
+    qualname, taken, known, defaults, untaken, post_init = self._record_plan
+    if len(args) > len(taken):
+        raise TypeError(f"{qualname}.__init__() takes {len(taken) + 1} positional arguments but {len(args) + 1} were given")
+    values = dict(zip(taken, args))
+    if kwargs:
+        if not known.issuperset(kwargs):
+            raise TypeError(f"{qualname}.__init__() got an unexpected keyword argument {min(kwargs.keys() - known)!r}")
+        if not values.keys().isdisjoint(kwargs):
+            raise TypeError(f"{qualname}.__init__() got multiple values for argument {min(values.keys() & kwargs)!r}")
+        values.update(kwargs)
+    if len(values) < len(taken):
+        for name in taken:
+            if name not in values:
+                if name not in defaults:
+                    raise TypeError(f"{qualname}.__init__() missing required argument: {name!r}")
+                default, factory = defaults[name]
+                values[name] = default() if factory else default
+    for name, (default, factory) in untaken.items():
+        values[name] = default() if factory else default
+    self.__dict__.update(values)
+    if post_init:
+        self.__post_init__()
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 @reprlib.recursive_repr()

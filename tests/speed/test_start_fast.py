@@ -102,12 +102,12 @@ def _records() -> list[type]:
 
 @pytest.mark.parametrize("cls", _records(), ids=lambda c: f"{c.__module__}.{c.__qualname__}")
 def test_a_record_reprs_compares_and_hashes_as_its_plain_dataclass_twin(cls):
-    """`model.record` shares one __repr__/__eq__/__hash__ instead of compiling dataclass's per class;
-    each record answers as a dataclass of the same fields and options would."""
+    """`model.record` shares one __init__/__repr__/__eq__/__hash__ instead of compiling dataclass's per
+    class; each record answers as a dataclass of the same fields and options would."""
     import dataclasses
 
     own = dataclasses.fields(cls)
-    frozen = cls.__dataclass_params__.frozen
+    frozen = cls._record_frozen
     twin = dataclasses.make_dataclass(cls.__name__, [
         (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr,
                                            hash=f.hash, compare=f.compare)) for f in own], frozen=frozen)
@@ -127,3 +127,46 @@ def test_a_record_reprs_compares_and_hashes_as_its_plain_dataclass_twin(cls):
         with pytest.raises(TypeError):
             hash(as_twin)
     assert dataclasses.asdict(one) == dataclasses.asdict(as_twin)
+    positional = tuple(values.values())
+    assert repr(cls(*positional)) == repr(twin(*positional))
+    optional = [f.name for f in own if f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING]
+    required = {name: value for name, value in values.items() if name not in optional}
+    assert repr(cls(**required)) == repr(twin(**required))
+    if frozen:
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            one.__setattr__(own[0].name, "x")
+
+
+def test_a_record_takes_its_arguments_as_a_dataclass_would():
+    from dataclasses import FrozenInstanceError, field, replace
+
+    from pr_review.model import record
+
+    calls = []
+
+    @record(frozen=True)
+    class Point:
+        x: int
+        y: int = 0
+        tags: list = field(default_factory=list)
+
+        def __post_init__(self) -> None:
+            calls.append(self.x)
+
+    assert repr(Point(1)).endswith(".Point(x=1, y=0, tags=[])") and calls == [1]
+    assert Point(1, 2, ["a"]) == Point(x=1, tags=["a"], y=2)
+    assert Point(1).tags is not Point(1).tags  # a factory runs per object
+    assert replace(Point(1, 2), y=3) == Point(1, 3)
+    for args, kwargs, message in [((), {}, "missing required argument: 'x'"), ((1, 2, [], 4), {}, "takes 4 positional"),
+                                  ((1,), {"z": 2}, "unexpected keyword argument 'z'"), ((1,), {"x": 2}, "multiple values")]:
+        with pytest.raises(TypeError, match=message):
+            Point(*args, **kwargs)
+    with pytest.raises(FrozenInstanceError):
+        Point(1).x = 2
+    with pytest.raises(FrozenInstanceError):
+        del Point(1).x
+    with pytest.raises(TypeError, match="non-default argument 'b'"):
+        record(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 0}))
+    with pytest.raises(TypeError, match="use @dataclass"):
+        record(type("Own", (), {"__annotations__": {"a": "int"}, "__init__": lambda self: None}))
