@@ -6,9 +6,10 @@ keeps the exact path/line/title that fired it, so the checklist can say why a ru
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import field
 from functools import lru_cache
-from itertools import compress, count, islice
+from itertools import accumulate, compress, count, islice
 from typing import Any
 
 from .catalog import Catalog
@@ -62,7 +63,7 @@ def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
     return next((item for item in items for p in patterns if p.search(item)), None)
 
 
-MANY_LINES = 1000  # below, parsing the patterns for their strings costs more than it saves
+MANY_LINES = 300  # below, parsing the patterns for their strings costs more than it saves
 
 
 def _first_line(value, lines, path_value=None) -> str | None:
@@ -81,23 +82,40 @@ def _first_line(value, lines, path_value=None) -> str | None:
     texts = [text for _, _, text in lines]
     # On a large PR most patterns find nothing, and `re` tries each at every position of every line: a
     # pattern whose matches all hold one of a few strings is searched only in the lines holding one.
-    joined = "\n".join(texts) if len(texts) >= MANY_LINES else None
+    joined = _Joined(texts) if len(texts) >= MANY_LINES else None
     best: int | None = None
     for p in _patterns(value):
         held = required_substrings(p.pattern) if joined is not None else None
         if held is None:
             found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
-        elif any(s in joined for s in held):  # type: ignore[operator]
-            found = next((i for i, t in enumerate(islice(texts, best)) if any(s in t for s in held) and p.search(t)),
-                         None)
         else:
-            continue
+            found = next((i for i in joined.holding(held, best) if p.search(texts[i])), None)  # type: ignore[union-attr]
         if found is not None:
             best = found
     if best is None:
         return None
     path, n, text = lines[best]
     return f"{path}:{n}: {text.strip()[:120]}"
+
+
+class _Joined:
+    """Lines joined into one text, to find in C the lines holding a string."""
+
+    def __init__(self, texts: list[str]) -> None:
+        self.text = "\n".join(texts)
+        self.starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+
+    def holding(self, strings: tuple[str, ...], before: int | None) -> list[int]:
+        """In order, the lines (before line `before`) that hold one of `strings`."""
+        end = len(self.text) if before is None else self.starts[before] if before < len(self.starts) else len(self.text)
+        lines: set[int] = set()
+        for string in strings:
+            at = self.text.find(string, 0, end)
+            while at >= 0:
+                line = bisect_right(self.starts, at) - 1
+                lines.add(line)
+                at = self.text.find(string, self.starts[line + 1], end) if line + 1 < len(self.starts) else -1
+        return sorted(lines)
 
 
 def _in_def(value: dict[str, Any], lines: list[tuple[str, int, str, bool, tuple[Def, ...]]]) -> str | None:

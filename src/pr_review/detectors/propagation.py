@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..git.diff import ChangedFile
 from ..lang.index import index_of
@@ -91,14 +91,11 @@ def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site,
 
     # names stored and read in the tree by line, to ask which a function's lines bind and never read (nested
     # scopes included: a superset of the dead bindings, enough to pass over the functions that have none)
-    names = index_of(tree).of_type(ast.Name)
-    stores = _by_line(n for n in names if isinstance(n.ctx, ast.Store))
-    loads = _by_line(n for n in names if not isinstance(n.ctx, ast.Store))
+    by_line: list[tuple[list[int], list[str]]] = []  # stores, loads: sorted on first need (most files have no pair)
     stored: dict[ast.AST, set[str]] = {}
-    for key, calls in _sites_by_callee(tree).items():
+    # callees no function around whose calls holds a line the PR added are left out: no pair can qualify
+    for key, calls in _sites_by_callee(tree, edited).items():
         edited_sites = [site for site in calls if edited(site.func)]
-        if not edited_sites:
-            continue  # no function around a call of this callee holds a line the PR added: no pair can qualify
         passed = {id(site): {value.id for _, value in _name_arguments(site.call)} for site in calls}
         passed_by_all = set().union(*passed.values())
         passed_by_edited = set().union(*(passed[id(site)] for site in edited_sites))
@@ -107,8 +104,12 @@ def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site,
                 continue  # B forwards a catch-all: what it passes cannot be told
             wanted = passed_by_all if edited(b.func) else passed_by_edited  # a superset of what B's partners pass
             if b.func not in stored:
+                if not by_line:
+                    names = index_of(tree).of_type(ast.Name)
+                    by_line += [_by_line(n for n in names if isinstance(n.ctx, ast.Store)),
+                                _by_line(n for n in names if not isinstance(n.ctx, ast.Store))]
                 span = node_lines(b.func)
-                stored[b.func] = _in_span(stores, span) - _in_span(loads, span)
+                stored[b.func] = _in_span(by_line[0], span) - _in_span(by_line[1], span)
             if not wanted & stored[b.func]:
                 continue  # B's function leaves none of the names the other calls pass bound and unread
             if b.func not in dead:
@@ -134,21 +135,24 @@ def _in_span(by_line: tuple[list[int], list[str]], span: range) -> set[str]:
     return set(names[bisect_left(lines, span.start):bisect_right(lines, span.stop - 1)])
 
 
-def _sites_by_callee(tree: ast.Module) -> dict[str, list[_Site]]:
+def _sites_by_callee(tree: ast.Module, edited: Callable[[Func], bool]) -> dict[str, list[_Site]]:
     """Calls by dotted callee name, each with the function (and class) around it; only callees called from
-    two or more functions of the module."""
+    two or more functions of the module, one of them `edited`."""
     index = index_of(tree)
-    by_key: dict[str, list[_Site]] = defaultdict(list)
+    by_key: dict[str, list[tuple[ast.Call, Func]]] = defaultdict(list)
     for call in index.of_type(ast.Call):
         key = dotted_name(call.func)
         if not key:
             continue
         scope = index.scope_of(call)
-        if not isinstance(scope, FUNCTION_TYPES):
-            continue
-        owner = index.parents.get(scope)
-        by_key[key].append(_Site(call, scope, owner if isinstance(owner, ast.ClassDef) else None))
-    return {k: v for k, v in by_key.items() if len({id(s.func) for s in v}) > 1}
+        if isinstance(scope, FUNCTION_TYPES):
+            by_key[key].append((call, scope))
+    out: dict[str, list[_Site]] = {}
+    for key, calls in by_key.items():
+        if len({id(func) for _, func in calls}) > 1 and any(edited(func) for _, func in calls):
+            out[key] = [_Site(call, func, owner if isinstance(owner := index.parents.get(func), ast.ClassDef) else None)
+                        for call, func in calls]
+    return out
 
 
 def _name_arguments(call: ast.Call) -> Iterable[tuple[Slot, ast.Name]]:
