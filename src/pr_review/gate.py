@@ -1,16 +1,15 @@
 """The 🔴 gate and finding hygiene: catalog metadata, unproven-red downgrade, suppression, anchors, fingerprints."""
 from __future__ import annotations
 
-import re
-
 from .catalog import Catalog
 from .git.diff import ChangedFile
+from .lang.regex import lazy_re
 from .model import Finding, NotChecked
 from .source import Source
 
 # Rules the gate itself decides (no detector): listed so the catalog's meta-tests know.
 ENGINE_DECIDED = ("suppression-without-reason",)
-SUPPRESSION = re.compile(r"pr-review:\s*ignore\[([a-z0-9,\s-]+)\]\s*(.*)")
+SUPPRESSION = lazy_re(r"pr-review:\s*ignore\[([a-z0-9,\s-]+)\]\s*(.*)")
 
 
 def finalize(findings: list[Finding], catalog: Catalog, profile: str, code_fallback: str | None,

@@ -4,7 +4,6 @@ returns plain data; only this module sequences them."""
 from __future__ import annotations
 
 import gc
-import re
 import time
 from contextlib import contextmanager
 from dataclasses import field
@@ -20,6 +19,7 @@ from .evidence import collect, collector_searches
 from .gate import finalize, not_checked_files
 from .git import CatFile, Repo
 from .git.diff import ChangedFile, read_changes
+from .lang.regex import lazy_re
 from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER, record
 from .profiles import Profile, detect_profile, load_profiles
 from .repofacts import RepoFacts
@@ -377,7 +377,7 @@ def _review(request: ReviewRequest) -> Report:
             catfile.close()
 
 
-GITHUB_REMOTE = re.compile(r"^(?:https://(?:[^@/]+@)?|git@|ssh://git@)(github\.com)[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
+GITHUB_REMOTE = lazy_re(r"^(?:https://(?:[^@/]+@)?|git@|ssh://git@)(github\.com)[:/]([\w.-]+/[\w.-]+?)(?:\.git)?/?$")
 
 
 def web_url(repo: Repo, remote: str | None) -> str:

@@ -19,11 +19,12 @@ from .git.catfile import MISSING
 from .lang import Unparsable
 from .lang.index import release
 from .lang.python import parse
+from .lang.regex import lazy_re
 from .model import NotChecked, record
 
 Side = Literal["head", "base"]
 
-PARSER_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+PARSER_LINES = lazy_re(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 # Formats whose header holds a NUL byte in its first bytes (ELF code objects and libraries, PNG), so
 # `git grep -I` skips them as binary anyway, but only after reading each: aiter's 2,900 `.co` GPU code
 # objects are 118 MB of its 160 MB tree, two fifths of every whole-tree search's CPU.
@@ -35,7 +36,7 @@ NEVER_TEXT = tuple(f":(exclude)*.{ext}" for ext in ("co", "hsaco", "so", "o", "p
 # `^\s*…` patterns): the regex then runs, as before, on the files holding the literal alone.
 MIN_LITERAL = 5
 MAX_NARROWED_FILES = 300
-PLAIN_WORDS = re.compile(r"[A-Za-z0-9_|]+")
+PLAIN_WORDS = lazy_re(r"[A-Za-z0-9_|]+")
 # words most Python files hold: a literal that narrows nothing costs a search more
 COMMON_WORDS = frozenset(keyword.kwlist) | {"torch", "print", "super", "range", "float", "self", "tensor"}
 

@@ -7,13 +7,13 @@ budget. A file left out is listed with the reason, never silently dropped.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import field
 from functools import cached_property
 from typing import Callable, Literal
 
-from .repo import Repo
+from ..lang.regex import lazy_re
 from ..model import record
+from .repo import Repo
 
 Status = Literal["added", "modified", "deleted", "renamed"]
 
@@ -174,7 +174,7 @@ def _excluding(entries: list[_Entry], skipped: dict[str, str]) -> list[str]:
 
 # How git C-quotes a path holding a control character, `"` or `\` (octal escapes are raw bytes).
 C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
-OCTAL = re.compile(r"[0-7]{3}")
+OCTAL = lazy_re(r"[0-7]{3}")
 
 
 def unquote_path(name: str) -> str:
@@ -199,9 +199,9 @@ def unquote_path(name: str) -> str:
 
 DEV_NULL = "/dev/null"
 SYMLINK_MODE = "120000"
-HUNK_HEADER = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
-MODE_LINE = re.compile(r"(new file mode|deleted file mode|old mode|new mode) (\d+)$")
-INDEX_MODE = re.compile(r"index [0-9a-f]+\.\.[0-9a-f]+ (\d+)$")
+HUNK_HEADER = lazy_re(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+MODE_LINE = lazy_re(r"(new file mode|deleted file mode|old mode|new mode) (\d+)$")
+INDEX_MODE = lazy_re(r"index [0-9a-f]+\.\.[0-9a-f]+ (\d+)$")
 
 
 def parse_diff(text: str) -> list[ChangedFile]:

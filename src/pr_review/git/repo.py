@@ -12,6 +12,8 @@ import signal
 import subprocess
 from pathlib import Path
 
+from ..lang.regex import lazy_re
+
 # Deepening steps for a shallow clone (actions/checkout's default is depth 1). Bounded: after
 # the last step we unshallow once, then give up with a message.
 DEEPEN_STEPS = (50, 200, 1000)
@@ -46,9 +48,9 @@ def _supports_attr_source() -> bool:
 # first search that can use them asks.
 _pcre: bool | None = None
 # Two or more names, any of which makes a line match (one name is a fixed string to either engine).
-NAMES = re.compile(r"[A-Za-z0-9_]+(?:\|[A-Za-z0-9_]+)+")
+NAMES = lazy_re(r"[A-Za-z0-9_]+(?:\|[A-Za-z0-9_]+)+")
 
-OBJECT_ID = re.compile(r"[0-9a-f]+")
+OBJECT_ID = lazy_re(r"[0-9a-f]+")
 # The empty tree of each object format: attributes are read from it, i.e. from nowhere.
 EMPTY_TREE = {"sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
               "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import re
 
-MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|~>])")
+from ..lang.regex import lazy_re
+
+MD_SPECIAL = lazy_re(r"([\\`*_{}\[\]()#+!|~>])")
 
 
 def markdown_inline(text: str) -> str:
@@ -51,11 +53,11 @@ def workflow_property(text: str) -> str:
 # controls (0x9B is an 8-bit CSI), bidi embeddings, overrides, isolates and marks (they reorder
 # what is shown), Unicode line and paragraph separators, and lone surrogates (undecodable bytes of
 # a non-UTF-8 path, which no strict encoder can write).
-UNSAFE_CHARS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
+UNSAFE_CHARS = lazy_re("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029"
                           "\ud800-\udfff]")
 # The runner reads its log line by line (LF, CR or CRLF), trims leading whitespace and runs a line
 # that starts with `::`; the legacy form `##[command]` it finds anywhere in a line.
-RUNNER_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n|$)")
+RUNNER_LINE = lazy_re(r"[^\r\n]*(?:\r\n|\r|\n|$)")
 LEGACY_COMMAND = "##["
 NEUTRAL = "\u200b"  # zero-width space: not whitespace to the runner, invisible to a reader
 
@@ -95,7 +97,7 @@ def safe_text(text: str) -> str:
 
 # C0 controls are escaped by `json.dumps` itself; these are not. A lone surrogate (a non-UTF-8
 # path) as `\udcXX` decodes back to the same string and can always be written.
-JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+JSON_UNSAFE = lazy_re("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
 def json_safe(dumped: str) -> str:

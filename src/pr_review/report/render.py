@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..lang.regex import lazy_re
 from ..model import SEVERITY_ICON, ChecklistItem, Finding, NotChecked, Report
 from .escape import (command_safe, json_safe, markdown_block, markdown_code, markdown_inline, markdown_url,
                      safe_text, terminal_safe)
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 TEMPLATES = Path(__file__).parent / "templates"
 BUDGET_REASON = "not analysed"  # how pipeline.apply_budget words a file left out
 VERDICT_ICON = {"LGTM": "✅", "NEEDS WORK": "⚠️", "BLOCK": "🔴"}
-CODE_SPAN = re.compile(r"(`+)(.+?)\1")
+CODE_SPAN = lazy_re(r"(`+)(.+?)\1")
 
 
 def prose(text: str) -> str:
