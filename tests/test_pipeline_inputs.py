@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -106,6 +107,26 @@ def test_not_a_repository_exits_2_with_one_line(tmp_path, capsys):
     assert main(["review", "--repo", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"pr-review: {tmp_path} is not a git repository"
+
+
+def test_git_missing_from_path_exits_2_with_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["review", "--repo", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == "pr-review: git is not installed or not on PATH; it is needed to read the repository"
+
+
+def test_on_path_answers_as_shutil_which(tmp_path, monkeypatch):
+    import shutil
+
+    from pr_review.cli import on_path
+
+    (tmp_path / "tool").write_text("#!/bin/sh\n")
+    (tmp_path / "tool").chmod(0o755)
+    (tmp_path / "plain").write_text("")
+    (tmp_path / "folder").mkdir(mode=0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}/bin{os.pathsep}/usr/bin")
+    for program in ("tool", "plain", "folder", "git", "sh", "no-such-program"):
+        assert on_path(program) == (shutil.which(program) is not None), program
 
 
 def test_bad_arguments_exit_2(capsys):

@@ -1,7 +1,6 @@
 """Tuning tables: shipped configs must not pin solutions that only exist in one library build."""
 from __future__ import annotations
 
-import csv
 import io
 import re
 from typing import Iterable
@@ -24,7 +23,7 @@ def hipblaslt_in_tuning_config(review: ReviewInput) -> Iterable[Finding]:
             continue
         header = _csv_header(review.source.lines(f.path)) if f.path.lower().endswith(".csv") else []
         first, text = rows[0]
-        cells = next(csv.reader(io.StringIO(text))) if header else []
+        cells = _cells(text) if header else []
         column = next((header[i] for i, c in enumerate(cells) if HIPBLASLT.search(c) and i < len(header)), "")
         yield Finding(
             rule="hipblaslt-in-tuning-config", path=f.path, line=first, end_line=rows[-1][0],
@@ -40,4 +39,10 @@ def hipblaslt_in_tuning_config(review: ReviewInput) -> Iterable[Finding]:
 
 
 def _csv_header(lines: list[str]) -> list[str]:
-    return [c.strip() for c in next(csv.reader(io.StringIO(lines[0])))] if lines else []
+    return [c.strip() for c in _cells(lines[0])] if lines else []
+
+
+def _cells(line: str) -> list[str]:
+    import csv  # here: a review reads CSV only from a table that pins hipBLASLt
+
+    return next(csv.reader(io.StringIO(line)))
