@@ -107,7 +107,7 @@ class _Joined:
 
     def holding(self, strings: tuple[str, ...], before: int | None) -> list[int]:
         """In order, the lines (before line `before`) that hold one of `strings`."""
-        end = len(self.text) if before is None else self.starts[before] if before < len(self.starts) else len(self.text)
+        end = len(self.text) if before is None else self.starts[before]
         lines: set[int] = set()
         for string in strings:
             at = self.text.find(string, 0, end)

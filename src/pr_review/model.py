@@ -40,7 +40,6 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
         cls._record_fields = (tuple(f.name for f in own if f.repr), tuple(f.name for f in own if f.compare),  # type: ignore[attr-defined]
                               tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))
         cls._record_plan = _init_plan(cls.__qualname__, own, hasattr(cls, "__post_init__"))  # type: ignore[attr-defined]
-        cls._record_frozen = frozen  # type: ignore[attr-defined]
         cls.__init__ = _record_init  # type: ignore[assignment]
         cls.__repr__, cls.__eq__ = _record_repr, _record_eq  # type: ignore[assignment]
         cls.__hash__ = _record_hash if frozen else None  # type: ignore[assignment]  # as dataclass: eq without frozen is unhashable
@@ -51,21 +50,22 @@ def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
 
 
 def _init_plan(qualname: str, own: tuple[Field, ...], post_init: bool) -> tuple:
-    """What `_record_init` needs of a class: its name, the fields it takes in order and as a set, each
-    default as (value, is a factory), the defaults of the fields it does not take, and whether to
-    call `__post_init__`. Refuses the field order dataclass's own __init__ would refuse."""
+    """What `_record_init` needs of a class: its name, its fields in order and as a set, each default
+    as (value, is a factory), and whether to call `__post_init__`. Refuses the field order dataclass's
+    own __init__ would refuse, and a field left out of __init__ (a plain dataclass's job)."""
+    if any(not f.init for f in own):
+        raise TypeError(f"{qualname} has a field(init=False): use @dataclass")
     defaults = {f.name: (f.default_factory, True) if f.default is MISSING else (f.default, False)
                 for f in own if f.default is not MISSING or f.default_factory is not MISSING}
-    taken = tuple(f.name for f in own if f.init)
+    taken = tuple(f.name for f in own)
     for before, after in zip(taken, taken[1:]):
         if before in defaults and after not in defaults:
             raise TypeError(f"non-default argument {after!r} follows default argument")
-    untaken = {name: default for name, default in defaults.items() if name not in taken}
-    return qualname, taken, frozenset(taken), defaults, untaken, post_init
+    return qualname, taken, frozenset(taken), defaults, post_init
 
 
 def _record_init(self: Any, *args: Any, **kwargs: Any) -> None:
-    qualname, taken, known, defaults, untaken, post_init = self._record_plan
+    qualname, taken, known, defaults, post_init = self._record_plan
     if len(args) > len(taken):
         raise TypeError(f"{qualname}.__init__() takes {len(taken) + 1} positional arguments but {len(args) + 1} were given")
     values = dict(zip(taken, args))
@@ -82,8 +82,6 @@ def _record_init(self: Any, *args: Any, **kwargs: Any) -> None:
                     raise TypeError(f"{qualname}.__init__() missing required argument: {name!r}")
                 default, factory = defaults[name]
                 values[name] = default() if factory else default
-    for name, (default, factory) in untaken.items():
-        values[name] = default() if factory else default
     self.__dict__.update(values)
     if post_init:
         self.__post_init__()

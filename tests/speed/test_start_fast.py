@@ -107,7 +107,7 @@ def test_a_record_reprs_compares_and_hashes_as_its_plain_dataclass_twin(cls):
     import dataclasses
 
     own = dataclasses.fields(cls)
-    frozen = cls._record_frozen
+    frozen = cls.__setattr__ is not object.__setattr__
     twin = dataclasses.make_dataclass(cls.__name__, [
         (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr,
                                            hash=f.hash, compare=f.compare)) for f in own], frozen=frozen)
@@ -170,3 +170,5 @@ def test_a_record_takes_its_arguments_as_a_dataclass_would():
         record(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 0}))
     with pytest.raises(TypeError, match="use @dataclass"):
         record(type("Own", (), {"__annotations__": {"a": "int"}, "__init__": lambda self: None}))
+    with pytest.raises(TypeError, match="init=False"):
+        record(type("Hidden", (), {"__annotations__": {"a": "int"}, "a": field(init=False, default=0)}))

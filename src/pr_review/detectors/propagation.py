@@ -91,7 +91,7 @@ def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site,
 
     # names stored and read in the tree by line, to ask which a function's lines bind and never read (nested
     # scopes included: a superset of the dead bindings, enough to pass over the functions that have none)
-    by_line: list[tuple[list[int], list[str]]] = []  # stores, loads: sorted on first need (most files have no pair)
+    by_line: tuple[tuple[list[int], list[str]], ...] | None = None  # stores, loads: sorted on first need (most files have no pair)
     stored: dict[ast.AST, set[str]] = {}
     # callees no function around whose calls holds a line the PR added are left out: no pair can qualify
     for key, calls in _sites_by_callee(tree, edited).items():
@@ -104,10 +104,10 @@ def _candidates(tree: ast.Module, added: set[int]) -> Iterable[tuple[str, _Site,
                 continue  # B forwards a catch-all: what it passes cannot be told
             wanted = passed_by_all if edited(b.func) else passed_by_edited  # a superset of what B's partners pass
             if b.func not in stored:
-                if not by_line:
+                if by_line is None:
                     names = index_of(tree).of_type(ast.Name)
-                    by_line += [_by_line(n for n in names if isinstance(n.ctx, ast.Store)),
-                                _by_line(n for n in names if not isinstance(n.ctx, ast.Store))]
+                    by_line = (_by_line(n for n in names if isinstance(n.ctx, ast.Store)),
+                               _by_line(n for n in names if not isinstance(n.ctx, ast.Store)))
                 span = node_lines(b.func)
                 stored[b.func] = _in_span(by_line[0], span) - _in_span(by_line[1], span)
             if not wanted & stored[b.func]:
