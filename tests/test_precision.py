@@ -1,13 +1,11 @@
 """Issue 8: only measured rules annotate, the verdict follows what is trustworthy, repository facts are read."""
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from pr_review.catalog import load_catalog
 from pr_review.git import CatFile, Repo
-from pr_review.model import Finding, PRInfo, Report
+from pr_review.model import Finding, PRInfo, Report, replace
 from pr_review.pipeline import ReviewRequest, review
 from pr_review.profiles import load_profiles
 from pr_review.report.render import render_markdown

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .model import record
+from .model import field, record, replace
 from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 
@@ -62,7 +61,7 @@ class Family:
     profiles: tuple[str, ...] = ()
 
 
-@dataclass(eq=False, repr=False)  # never compared or printed whole; each generated method costs the import
+@record(eq=False)  # never compared whole: a review's own, by identity
 class Catalog:
     """The rules and families a review uses: the shipped ones plus a repository's own."""
 

@@ -6,9 +6,8 @@ PR that edits it only gets a note. A bad key produces a message naming it; the r
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import field
 
-from .model import record
+from .model import field, record
 from .rulesdata import load_untrusted_yaml
 
 CONFIG_PATH = ".github/pr-review.yml"

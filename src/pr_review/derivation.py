@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import field
 from functools import lru_cache
 from itertools import accumulate, compress, count, islice
 from typing import Any
@@ -16,7 +15,7 @@ from .catalog import Catalog
 from .git.diff import ChangedFile
 from .lang.defs import Def
 from .lang.regex import compile_shipped, required_substrings
-from .model import ChecklistItem, record
+from .model import ChecklistItem, field, record
 from .profiles import Profile
 from .triage import FileCode
 

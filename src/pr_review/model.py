@@ -1,13 +1,12 @@
 """The data that flows between pipeline stages (design.md §4).
 
-Every stage takes and returns these plain dataclasses; nothing here talks to git or GitHub.
+Every stage takes and returns these plain records (`record`, a lighter dataclass); nothing here talks to git or GitHub.
 """
 from __future__ import annotations
 
 import re
 import reprlib
-from dataclasses import MISSING, Field, FrozenInstanceError, asdict, dataclass, field, fields
-from typing import Any, Literal, TypeVar
+from typing import Any, Callable, Literal, TypeVar
 
 T = TypeVar("T")
 
@@ -18,43 +17,101 @@ SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 SEVERITY_ICON = {"high": "🔴", "medium": "⚠️", "low": "📝"}
 
 
-def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
-    """`@dataclass` (or `@dataclass(frozen=True)`) whose methods are one shared implementation of
-    what dataclass generates, rather than compiled from source for each class: Python 3.10-3.13
-    compile every generated method when the module is imported (`__init__` alone ~0.3 ms a class,
-    a tenth of a small review's CPU over the engine's ~90 records). dataclass still collects the
-    fields (`fields`, `replace` and `asdict` work); `__init__` takes them positionally or by name,
-    fills in defaults and factories, and calls `__post_init__`, at ~1 µs more per object, which the
-    few thousand a review makes do not notice. A class that defines one of the methods itself is a
-    plain dataclass's job."""
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()  # a field without a default or a factory
+
+
+class FrozenInstanceError(AttributeError):
+    """An assignment to a field of a frozen record (AttributeError, as dataclasses' of the same name)."""
+
+
+class Field:
+    """One field of a record: its name, its default value or the factory that makes one, and whether
+    it takes part in comparing (`compare`) and hashing (`hash`; None: as `compare`) two records."""
+
+    __slots__ = ("name", "default", "default_factory", "compare", "hash")
+
+    def __init__(self, default: Any = MISSING, default_factory: Any = MISSING, compare: bool = True,
+                 hash: bool | None = None) -> None:
+        if default is not MISSING and default_factory is not MISSING:
+            raise ValueError("cannot specify both default and default_factory")
+        self.name = ""
+        self.default, self.default_factory, self.compare, self.hash = default, default_factory, compare, hash
+
+    def __repr__(self) -> str:
+        return (f"Field(name={self.name!r}, default={self.default!r}, default_factory={self.default_factory!r}, "
+                f"compare={self.compare!r}, hash={self.hash!r})")
+
+
+def field(*, default: Any = MISSING, default_factory: Callable[[], Any] | Any = MISSING, compare: bool = True,
+          hash: bool | None = None) -> Any:
+    """A record field with a default or a factory (a fresh list per object), or left out of comparing
+    and hashing, as `dataclasses.field`."""
+    return Field(default, default_factory, compare, hash)
+
+
+def record(cls: type[T] | None = None, /, *, frozen: bool = False, eq: bool = True) -> Any:
+    """A value class, as `@dataclass` (`frozen=True`, `eq=False` as there) makes one, without the
+    dataclasses module: it imports inspect (with dis, tokenize and linecache, ~15 ms of every review's
+    start), and Python 3.10-3.13 compile each generated method per class at import. A record's
+    methods are one shared implementation: `__init__` takes the fields positionally or by name, fills
+    in defaults and factories and calls `__post_init__`; `__repr__`, `__eq__` and (frozen) `__hash__`
+    answer as dataclass's; `fields`, `replace` and `asdict` below do what dataclasses' do. What a
+    record does not support (a base record, `ClassVar`, `InitVar`, a class defining one of the shared
+    methods) it refuses: a plain dataclass's job."""
     def wrap(cls: type[T]) -> type[T]:
         if {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__"} & set(cls.__dict__):
             raise TypeError(f"{cls.__qualname__} defines a method record shares: use @dataclass")
+        if any(hasattr(base, "_record_plan") for base in cls.__mro__[1:]):
+            raise TypeError(f"{cls.__qualname__} extends a record: use @dataclass")
+        own = _collect_fields(cls)
         if not cls.__dict__.get("__doc__"):
-            # dataclass documents an undocumented class by its signature, through inspect.signature:
-            # a third of what decorating it costs. The field names say as much.
-            cls.__doc__ = f"{cls.__name__}({', '.join(cls.__dict__.get('__annotations__', {}))})"
-        # frozen is record's own: dataclass would compile __setattr__ and __delattr__ for it
-        cls = dataclass(cls, init=False, repr=False, eq=False)
-        own = fields(cls)  # type: ignore[arg-type]
-        cls._record_fields = (tuple(f.name for f in own if f.repr), tuple(f.name for f in own if f.compare),  # type: ignore[attr-defined]
-                              tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))
+            cls.__doc__ = f"{cls.__name__}({', '.join(f.name for f in own)})"
+        cls._record_fields = own  # type: ignore[attr-defined]
+        cls._record_compared = (tuple(f.name for f in own if f.compare),  # type: ignore[attr-defined]
+                                tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))
         cls._record_plan = _init_plan(cls.__qualname__, own, hasattr(cls, "__post_init__"))  # type: ignore[attr-defined]
+        cls.__match_args__ = tuple(f.name for f in own)  # type: ignore[attr-defined]
         cls.__init__ = _record_init  # type: ignore[assignment]
-        cls.__repr__, cls.__eq__ = _record_repr, _record_eq  # type: ignore[assignment]
-        cls.__hash__ = _record_hash if frozen else None  # type: ignore[assignment]  # as dataclass: eq without frozen is unhashable
+        cls.__repr__ = _record_repr  # type: ignore[assignment]
+        if eq:
+            cls.__eq__ = _record_eq  # type: ignore[assignment]
+            cls.__hash__ = _record_hash if frozen else None  # type: ignore[assignment]  # as dataclass: eq without frozen is unhashable
         if frozen:
             cls.__setattr__, cls.__delattr__ = _frozen_setattr, _frozen_delattr  # type: ignore[assignment]
         return cls
     return wrap if cls is None else wrap(cls)
 
 
+def _collect_fields(cls: type) -> tuple[Field, ...]:
+    """The class's annotated names in order, each with its default: a class attribute (left on the
+    class, as dataclass leaves it) or a `field(...)` (its factory taken off the class)."""
+    own = []
+    for name, annotation in cls.__dict__.get("__annotations__", {}).items():
+        if str(annotation).split("[")[0].rpartition(".")[2] in ("ClassVar", "InitVar", "KW_ONLY"):
+            raise TypeError(f"{cls.__qualname__}.{name} is a {annotation}: use @dataclass")
+        value = cls.__dict__.get(name, MISSING)
+        made = value if isinstance(value, Field) else Field(value)
+        made.name = name
+        if made.default is not MISSING and type(made.default).__hash__ is None:
+            raise ValueError(f"mutable default {type(made.default)} for field {name} is not allowed: use default_factory")
+        if isinstance(value, Field):
+            if made.default is MISSING:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, made.default)
+        own.append(made)
+    return tuple(own)
+
+
 def _init_plan(qualname: str, own: tuple[Field, ...], post_init: bool) -> tuple:
     """What `_record_init` needs of a class: its name, its fields in order and as a set, each default
     as (value, is a factory), and whether to call `__post_init__`. Refuses the field order dataclass's
-    own __init__ would refuse, and a field left out of __init__ (a plain dataclass's job)."""
-    if any(not f.init for f in own):
-        raise TypeError(f"{qualname} has a field(init=False): use @dataclass")
+    own __init__ would refuse."""
     defaults = {f.name: (f.default_factory, True) if f.default is MISSING else (f.default, False)
                 for f in own if f.default is not MISSING or f.default_factory is not MISSING}
     taken = tuple(f.name for f in own)
@@ -97,18 +154,43 @@ def _frozen_delattr(self: Any, name: str) -> None:
 
 @reprlib.recursive_repr()
 def _record_repr(self: Any) -> str:
-    return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._record_fields[0])})"
+    return f"{self.__class__.__qualname__}({', '.join(f'{n}={getattr(self, n)!r}' for n in self._record_plan[1])})"
 
 
 def _record_eq(self: Any, other: Any) -> Any:
     if other.__class__ is self.__class__:
-        names = self._record_fields[1]
+        names = self._record_compared[0]
         return tuple(getattr(self, n) for n in names) == tuple(getattr(other, n) for n in names)
     return NotImplemented
 
 
 def _record_hash(self: Any) -> int:
-    return hash(tuple(getattr(self, n) for n in self._record_fields[2]))
+    return hash(tuple(getattr(self, n) for n in self._record_compared[1]))
+
+
+def fields(value: Any) -> tuple[Field, ...]:
+    """A record's (or a record class's) fields, in order."""
+    try:
+        return value._record_fields
+    except AttributeError:
+        raise TypeError(f"{value!r} is not a record") from None
+
+
+def replace(value: T, /, **changes: Any) -> T:
+    """A copy of the record `value` with `changes` (each through `__init__`, as `dataclasses.replace`)."""
+    return value.__class__(**{**{n: getattr(value, n) for n in value._record_plan[1]}, **changes})  # type: ignore[attr-defined]
+
+
+def asdict(value: Any) -> Any:
+    """A record as a dict, its nested records, lists, tuples and dicts converted alike (as
+    `dataclasses.asdict`, without copying the values that are none of these: a report's are immutable)."""
+    if hasattr(type(value), "_record_plan"):
+        return {n: asdict(getattr(value, n)) for n in value._record_plan[1]}
+    if isinstance(value, (list, tuple)):
+        return type(value)(asdict(v) for v in value)
+    if isinstance(value, dict):
+        return type(value)((asdict(k), asdict(v)) for k, v in value.items())
+    return value
 
 
 @record
@@ -245,9 +327,7 @@ def verdict_id(verdict: str) -> str:
     return verdict.lower().replace(" ", "-")
 
 
-# eq and repr are not generated: no report is compared or printed whole, and for its 31 fields they
-# cost every review's import more than anything the class does
-@dataclass(eq=False, repr=False)
+@record(eq=False)  # never compared whole
 class Report:
     """Everything one review found and decided; the renderers' and the action's input."""
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import gc
 import time
 from contextlib import contextmanager
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
@@ -20,7 +19,7 @@ from .gate import finalize, not_checked_files
 from .git import CatFile, Repo
 from .git.diff import ChangedFile, read_changes
 from .lang.regex import lazy_re
-from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER, record
+from .model import ChecklistItem, Finding, NotChecked, PRInfo, Report, SEVERITY_ORDER, field, record
 from .profiles import Profile, detect_profile, load_profiles
 from .repofacts import RepoFacts
 from .source import Source

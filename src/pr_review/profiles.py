@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from .lang.regex import compile_shipped
-from .model import record
+from .model import field, record
 from .rulesdata import DataError, load_validated, rules_root, yaml_files
 
 PROFILE_NAMES = ("aiter", "atom", "vllm", "generic")

@@ -11,7 +11,6 @@ import keyword
 import re
 from contextlib import contextmanager
 from functools import lru_cache
-from dataclasses import field
 from typing import Iterable, Iterator, Literal
 
 from .git import CatFile, Repo
@@ -20,7 +19,7 @@ from .lang import Unparsable
 from .lang.index import release
 from .lang.python import parse
 from .lang.regex import lazy_re
-from .model import NotChecked, record
+from .model import NotChecked, field, record
 
 Side = Literal["head", "base"]
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import field
 
 from .git import Repo
 from .git.diff import ChangedFile
@@ -11,7 +10,7 @@ from .lang.code_lines import code_lines
 from .lang.defs import Def, defs_around
 from .profiles import Profile
 from .source import Source
-from .model import record
+from .model import field, record
 
 Line = tuple[int, str]
 

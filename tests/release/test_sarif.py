@@ -3,7 +3,6 @@ help in Markdown and a link to their YAML at the release tag, and results carry 
 matches alerts by."""
 from __future__ import annotations
 
-import dataclasses
 import json
 from importlib import resources
 from pathlib import Path
@@ -15,7 +14,7 @@ from jsonschema import Draft4Validator
 from pr_review import __version__
 from pr_review.catalog import load_catalog
 from pr_review.demo import build_demo_repo
-from pr_review.model import PRInfo
+from pr_review.model import PRInfo, replace
 from pr_review.pipeline import ReviewRequest, review
 from pr_review.report.sarif import REPOSITORY_URL, render_sarif
 from pr_review.rulesdata import rules_root
@@ -40,7 +39,7 @@ def sarif(tmp_path_factory) -> dict:
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None,
                                   pr=PRInfo(title="[perf] Speed up per-token quant with a fast path",
                                             body="Makes quant faster.")))
-    report = dataclasses.replace(report, findings=report.all_findings)
+    report = replace(report, findings=report.all_findings)
     assert [f for f in report.findings if f.path], "the demo PR must give located findings"
     return json.loads(render_sarif(report, load_catalog()))
 

@@ -2,14 +2,13 @@
 shows them where the English one shows the catalog's text."""
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import pytest
 
 from pr_review.catalog import load_catalog
 from pr_review.demo import build_demo_repo
-from pr_review.model import PRInfo
+from pr_review.model import PRInfo, replace
 from pr_review.pipeline import ReviewRequest, review
 from pr_review.report.escape import markdown_inline
 from pr_review.report.render import prose, render_markdown
@@ -36,7 +35,7 @@ def demo_report(tmp_path_factory):
     report = review(ReviewRequest(repo_dir=str(repo), base="main", head="pr", remote=None,
                                   pr=PRInfo(title="[perf] Speed up per-token quant", body="Makes quant faster.")))
     # Preview rules' findings included: the stage decides what is annotated, not the language it is shown in.
-    return dataclasses.replace(report, findings=report.all_findings)
+    return replace(report, findings=report.all_findings)
 
 
 def test_the_zh_summary_shows_the_rules_in_chinese(demo_report) -> None:

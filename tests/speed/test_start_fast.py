@@ -2,6 +2,7 @@
 a review does not import what only other commands need."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -46,7 +47,7 @@ def test_a_profile_directory_given_explicitly_is_validated(tmp_path: Path):
         load_profiles(tmp_path)
 
 
-def test_a_python_only_review_imports_no_schema_template_http_traceback_or_tree_sitter(tmp_path: Path):
+def test_a_python_only_review_imports_no_schema_template_http_traceback_tree_sitter_or_inspect(tmp_path: Path):
     from conftest import make_repo
 
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
@@ -55,7 +56,8 @@ def test_a_python_only_review_imports_no_schema_template_http_traceback_or_tree_
         from pr_review.cli import main
         main(["review", "--repo", {str(repo)!r}, "--base", "main", "--head", "pr", "--format", "json",
               "--output", {str(tmp_path / "report.json")!r}])
-        print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2", "traceback", "tree_sitter", "tree_sitter_cpp")
+        print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2", "traceback", "tree_sitter", "tree_sitter_cpp",
+                                "dataclasses", "inspect")
                      if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
@@ -102,46 +104,62 @@ def _records() -> list[type]:
 
 @pytest.mark.parametrize("cls", _records(), ids=lambda c: f"{c.__module__}.{c.__qualname__}")
 def test_a_record_reprs_compares_and_hashes_as_its_plain_dataclass_twin(cls):
-    """`model.record` shares one __init__/__repr__/__eq__/__hash__ instead of compiling dataclass's per
-    class; each record answers as a dataclass of the same fields and options would."""
+    """`model.record` makes its classes without the dataclasses module; each record answers as a
+    dataclass of the same fields and options would."""
     import dataclasses
 
-    own = dataclasses.fields(cls)
+    from pr_review import model
+
+    own = model.fields(cls)
     frozen = cls.__setattr__ is not object.__setattr__
+    compared = cls.__eq__ is not object.__eq__
+
+    def option(value):
+        return dataclasses.MISSING if value is model.MISSING else value
+
     twin = dataclasses.make_dataclass(cls.__name__, [
-        (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory, repr=f.repr,
-                                           hash=f.hash, compare=f.compare)) for f in own], frozen=frozen)
+        (f.name, "object", dataclasses.field(default=option(f.default), default_factory=option(f.default_factory),
+                                             hash=f.hash, compare=f.compare)) for f in own], frozen=frozen, eq=compared,
+        namespace={"__post_init__": cls.__post_init__} if hasattr(cls, "__post_init__") else None)
     twin.__qualname__ = cls.__qualname__
     values = {f.name: f"v{i}" for i, f in enumerate(own)}
     one, same, as_twin = cls(**values), cls(**values), twin(**values)
     assert repr(one) == repr(as_twin)
-    assert one == same and not one != same and one.__eq__(as_twin) is NotImplemented
-    for f in own:
-        other = cls(**{**values, f.name: "changed"})
-        assert (one == other) == (twin(**values) == twin(**{**values, f.name: "changed"})), f.name
+    if compared:
+        assert one == same and not one != same and one.__eq__(as_twin) is NotImplemented
+        for f in own:
+            other = cls(**{**values, f.name: "changed"})
+            assert (one == other) == (twin(**values) == twin(**{**values, f.name: "changed"})), f.name
+    else:
+        assert one != same and one == one
     if frozen:
         assert hash(one) == hash(as_twin) == hash(same)
-    else:
+    elif compared:
         with pytest.raises(TypeError):
             hash(one)
         with pytest.raises(TypeError):
             hash(as_twin)
-    assert dataclasses.asdict(one) == dataclasses.asdict(as_twin)
+    assert model.asdict(one) == dataclasses.asdict(as_twin)
+    assert repr(model.replace(one, **{own[0].name: "x"})) == repr(dataclasses.replace(as_twin, **{own[0].name: "x"}))
     positional = tuple(values.values())
-    assert repr(cls(*positional)) == repr(twin(*positional))
-    optional = [f.name for f in own if f.default is not dataclasses.MISSING
-                or f.default_factory is not dataclasses.MISSING]
+    assert shown(cls(*positional)) == shown(twin(*positional))
+    optional = [f.name for f in own if f.default is not model.MISSING or f.default_factory is not model.MISSING]
     required = {name: value for name, value in values.items() if name not in optional}
-    assert repr(cls(**required)) == repr(twin(**required))
+    assert shown(cls(**required)) == shown(twin(**required))  # what __post_init__ makes of the defaults aside
     if frozen:
-        with pytest.raises(dataclasses.FrozenInstanceError):
+        with pytest.raises(model.FrozenInstanceError):
+            one.__setattr__(own[0].name, "x")
+        with pytest.raises(AttributeError):  # dataclasses' FrozenInstanceError is an AttributeError too
             one.__setattr__(own[0].name, "x")
 
 
-def test_a_record_takes_its_arguments_as_a_dataclass_would():
-    from dataclasses import FrozenInstanceError, field, replace
+def shown(value) -> str:
+    """A repr without the addresses of the objects in it."""
+    return re.sub(r" at 0x[0-9a-f]+>", ">", repr(value))
 
-    from pr_review.model import record
+
+def test_a_record_takes_its_arguments_as_a_dataclass_would():
+    from pr_review.model import FrozenInstanceError, asdict, field, fields, record, replace
 
     calls = []
 
@@ -150,15 +168,20 @@ def test_a_record_takes_its_arguments_as_a_dataclass_would():
         x: int
         y: int = 0
         tags: list = field(default_factory=list)
+        seen: int = field(default=0, compare=False)
 
         def __post_init__(self) -> None:
             calls.append(self.x)
 
-    assert repr(Point(1)).endswith(".Point(x=1, y=0, tags=[])") and calls == [1]
+    assert repr(Point(1)).endswith(".Point(x=1, y=0, tags=[], seen=0)") and calls == [1]
     assert Point(1, 2, ["a"]) == Point(x=1, tags=["a"], y=2)
+    assert Point(1, seen=1) == Point(1, seen=2) and hash(Point(1, tags=(), seen=1)) == hash(Point(1, tags=(), seen=2))
     assert Point(1).tags is not Point(1).tags  # a factory runs per object
+    assert Point.y == 0 and "tags" not in vars(Point) and Point.seen == 0  # class attributes as dataclass leaves them
     assert replace(Point(1, 2), y=3) == Point(1, 3)
-    for args, kwargs, message in [((), {}, "missing required argument: 'x'"), ((1, 2, [], 4), {}, "takes 4 positional"),
+    assert [f.name for f in fields(Point)] == [f.name for f in fields(Point(1))] == ["x", "y", "tags", "seen"]
+    assert asdict(Point(1, tags=[Point(2)])) == {"x": 1, "y": 0, "tags": [{"x": 2, "y": 0, "tags": [], "seen": 0}], "seen": 0}
+    for args, kwargs, message in [((), {}, "missing required argument: 'x'"), ((1, 2, [], 4, 5), {}, "takes 5 positional"),
                                   ((1,), {"z": 2}, "unexpected keyword argument 'z'"), ((1,), {"x": 2}, "multiple values")]:
         with pytest.raises(TypeError, match=message):
             Point(*args, **kwargs)
@@ -166,9 +189,15 @@ def test_a_record_takes_its_arguments_as_a_dataclass_would():
         Point(1).x = 2
     with pytest.raises(FrozenInstanceError):
         del Point(1).x
+    with pytest.raises(TypeError, match="not a record"):
+        fields(object())
     with pytest.raises(TypeError, match="non-default argument 'b'"):
         record(type("Bad", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 0}))
+    with pytest.raises(ValueError, match="mutable default"):
+        record(type("Shared", (), {"__annotations__": {"a": "list"}, "a": []}))
     with pytest.raises(TypeError, match="use @dataclass"):
         record(type("Own", (), {"__annotations__": {"a": "int"}, "__init__": lambda self: None}))
-    with pytest.raises(TypeError, match="init=False"):
-        record(type("Hidden", (), {"__annotations__": {"a": "int"}, "a": field(init=False, default=0)}))
+    with pytest.raises(TypeError, match="use @dataclass"):
+        record(type("Counted", (), {"__annotations__": {"a": "ClassVar[int]"}}))
+    with pytest.raises(TypeError, match="extends a record"):
+        record(type("Deeper", (Point,), {"__annotations__": {"z": "int"}}))

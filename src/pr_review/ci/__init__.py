@@ -7,13 +7,12 @@ Runs only when a token and a PR are known (the action, `pr-review ci`); a local 
 from __future__ import annotations
 
 import time
-from dataclasses import field
 from typing import Callable
 
 from ..git import Repo
 from ..git.diff import ChangedFile
 from ..github.client import GitHubClient, GitHubError
-from ..model import CIVerdict, Finding, Owner, record
+from ..model import CIVerdict, Finding, Owner, field, record
 from ..profiles import Profile
 from . import downstream
 from .classify import classify

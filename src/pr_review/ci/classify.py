@@ -14,10 +14,9 @@ Classes, each with the evidence that decided it:
 from __future__ import annotations
 
 import re
-from dataclasses import field
 
 from ..git.diff import ChangedFile
-from ..model import CIVerdict, Finding, record
+from ..model import CIVerdict, Finding, field, record
 from ..profiles import Profile
 from . import logs as logtext
 from .collect import EXCERPT_CHARS, EXCERPT_CHARS_TOTAL, CIData, Check, Job, MainRun, failed_jobs

@@ -9,8 +9,7 @@ makes no request.
 """
 from __future__ import annotations
 
-from dataclasses import field
-from ..model import record
+from ..model import field, record
 from datetime import datetime, timedelta, timezone
 from typing import Any
 

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
 
 from ..git import GitError
 from ..github.client import GitHubClient, GitHubError
 from ..github.event import Event, UserError, prepare_checkout, resolve_target
-from ..model import Report, record
+from ..model import Report, record, replace
 from ..pipeline import review
 from . import CIRequest
 from .collect import Selection

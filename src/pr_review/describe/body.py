@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import field
-from ..model import record
+from ..model import field, record
 
 # Words that claim a speed effect. Op names are not claims: "fused", "fusion" name kernels (fused_moe).
 PERF_WORDS = re.compile(r"\b(perf(ormance)?|optimi[sz](e|ed|es|ation)|speed[- ]?ups?|faster|quicker|latency|throughput|"

@@ -5,11 +5,10 @@ title and default severity from the catalog, applies the 🔴 gate and fingerpri
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from functools import lru_cache
 from typing import Callable, Iterable
 
+from .. import import_submodules
 from ..model import Finding, record
 from .base import ReviewInput
 
@@ -48,9 +47,7 @@ def all_detectors() -> list[Detector]:
 
 @lru_cache(maxsize=1)
 def _import_modules() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        if info.name != "base":
-            importlib.import_module(f"{__name__}.{info.name}")
+    import_submodules(__name__, __path__, skip=("base",))
 
 
 __all__ = ["Detector", "ReviewInput", "all_detectors", "detector"]

@@ -4,13 +4,12 @@ from __future__ import annotations
 import ast
 import re
 from fnmatch import fnmatchcase
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
 from ..git.diff import ChangedFile, changed_paths
 from ..lang.index import index_of
 from ..lang.python import FUNCTION_TYPES, imported_module_path
-from ..model import PRInfo
+from ..model import PRInfo, field, record
 from ..profiles import Profile
 from ..repofacts import RepoFacts
 from ..source import Source, word_regex
@@ -21,7 +20,7 @@ T = TypeVar("T")
 TEST_PATH = lazy_re(r"(^|/)(tests?|op_tests|testing)/|(^|/)test_[^/]*\.py$|_test\.py$|(^|/)conftest\.py$")
 
 
-@dataclass(eq=False, repr=False)  # never compared or printed whole; each generated method costs the import
+@record(eq=False)  # never compared whole: a review's own, by identity
 class ReviewInput:
     """Everything a detector may read about the review."""
 

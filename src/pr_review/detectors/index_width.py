@@ -21,7 +21,6 @@ import ast
 import builtins
 import re
 from abc import ABC, abstractmethod
-from dataclasses import replace
 from itertools import chain
 from typing import Callable, Iterable, Iterator
 
@@ -29,7 +28,7 @@ from ..lang import cpp, one_line
 from ..lang.index import index_of
 from ..lang.python import call_tail, children, decorated_with, dotted_name, walk
 from ..lang.triton import Kernel, argument, keyword, tl_call
-from ..model import Evidence, Finding, record
+from ..model import Evidence, Finding, record, replace
 from . import detector
 from .base import ReviewInput
 from .shapes import LIMIT, Extent, Scale, id_table_bound, tensor_extent

@@ -11,7 +11,6 @@ import ast
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
-from dataclasses import field
 
 from ..git.diff import ChangedFile
 from ..lang import Unparsable, cpp
@@ -21,7 +20,7 @@ from ..lang.python import (
     innermost_function, qualified_functions, touches, walk
 )
 from ..lang.regex import lazy_re
-from ..model import Evidence, Finding, record
+from ..model import Evidence, Finding, field, record
 from . import detector
 from .base import ReviewInput
 

@@ -7,12 +7,11 @@ when the axis could not be checked); its `data` is what detectors consume, via
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import time
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from .. import import_submodules
 from ..detectors.base import ReviewInput
 from ..model import record
 
@@ -49,8 +48,7 @@ def all_collectors() -> dict[str, Collector]:
 
 @lru_cache(maxsize=1)
 def _import_modules() -> None:
-    for info in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{info.name}")
+    import_submodules(__name__, __path__)
 
 
 def collector_searches() -> list[Searches]:

@@ -13,11 +13,10 @@ list can be stale).
 from __future__ import annotations
 
 import re
-from dataclasses import field
 from typing import Iterator
 
 from ..detectors.base import ReviewInput
-from ..model import NotChecked, record
+from ..model import NotChecked, field, record
 from ..rulesdata import load_untrusted_yaml
 from . import Artifact, collector
 from ._util import is_test_file

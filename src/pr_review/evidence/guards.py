@@ -21,7 +21,6 @@ from __future__ import annotations
 import ast
 import re
 from bisect import bisect_left
-from dataclasses import field
 from functools import lru_cache
 from typing import Iterator
 
@@ -32,7 +31,7 @@ from ..lang.index import index_of
 from ..lang.python import children, dotted_name, parse_expression, walk
 from ..lang.python import comments as py_comments
 from ..lang.regex import lazy_re
-from ..model import record
+from ..model import field, record
 from . import Artifact, collector
 from ._util import head_position, replacement_block, short
 

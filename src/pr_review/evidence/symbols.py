@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import field
 
 from ..detectors.base import ReviewInput
 from ..lang.python import walk
@@ -20,7 +19,7 @@ from ..lang.regex import lazy_re
 from ..source import Source
 from . import Artifact, collector
 from ._util import blob_kind, short
-from ..model import record
+from ..model import field, record
 
 DEF_RE = lazy_re(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.MULTILINE)
 ASSIGN_RE = lazy_re(r"^[ \t]*([\w][\w, ()\[\]*]*?)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)

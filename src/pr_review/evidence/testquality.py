@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import field
 
 from ..detectors.base import ReviewInput
 from ..lang.index import index_of
@@ -19,7 +18,7 @@ from ..lang.python import dotted_name, walk
 from ..lang.regex import lazy_re
 from . import Artifact, collector
 from ._util import is_test_file, short
-from ..model import record
+from ..model import field, record
 
 ASSERT_CALLS = {
     "assert_close", "assert_allclose", "assert_equal", "assert_array_equal", "assert_array_almost_equal",

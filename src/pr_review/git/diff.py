@@ -7,12 +7,11 @@ budget. A file left out is listed with the reason, never silently dropped.
 """
 from __future__ import annotations
 
-from dataclasses import field
 from functools import cached_property
 from typing import Callable, Literal
 
 from ..lang.regex import lazy_re
-from ..model import record
+from ..model import field, record
 from .repo import Repo
 
 Status = Literal["added", "modified", "deleted", "renamed"]

@@ -19,7 +19,6 @@ import tempfile
 import time
 import traceback
 from contextlib import redirect_stderr, redirect_stdout
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, MutableMapping, TextIO
 
@@ -31,7 +30,7 @@ from ..ci import CIRequest
 from ..ci.collect import RETENTION_DAYS, Selection
 from ..config import CONFIG_PATH
 from ..git import GitError
-from ..model import Report, verdict_id, record
+from ..model import Report, record, replace, verdict_id
 from ..pipeline import ReviewRequest, review
 from ..profiles import load_profiles
 from ..report.escape import markdown_inline

@@ -3,10 +3,9 @@ under its size limit by leaving out the least important list entries first, with
 what was cut."""
 from __future__ import annotations
 
-from dataclasses import field
 from typing import Any, Callable
 
-from ..model import Finding, Report, record
+from ..model import Finding, Report, field, record
 from ..report.render import environment
 
 CHECK_SUMMARY_LIMIT = 65535  # characters in output.summary (GitHub answers 422 above)

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from dataclasses import field
 from typing import TYPE_CHECKING
 
 from . import cpp
 from .regex import lazy_re
-from ..model import record
+from ..model import field, record
 
 if TYPE_CHECKING:
     from tree_sitter import Node

@@ -4,12 +4,11 @@ def-use map over the kernel body)."""
 from __future__ import annotations
 
 import ast
-from dataclasses import field
 from typing import Callable, Iterator
 
 from .index import index_of
 from .python import children, dotted_name, walk
-from ..model import record
+from ..model import field, record
 
 TRITON_LANGUAGE = {"triton.language", "triton.experimental.gluon.language"}
 JIT_DECORATORS = {"jit", "autotune", "heuristics"}
