@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pr_review.derivation import MANY_LINES, _first_line
+from pr_review.derivation import MANY_CHARS, _first_line
 from pr_review.lang.regex import required_substrings
 from pr_review.warm import shipped_patterns
 
@@ -39,12 +39,13 @@ def test_every_shipped_pattern_finds_the_line_a_search_of_each_line_finds():
     lines = _lines()
     rng = random.Random(20261202)
     for _ in range(2):
-        sample = rng.sample(lines, 3 * MANY_LINES)
+        sample = rng.sample(lines, 900)
+        assert sum(len(t) for _, _, t in sample) > 3 * MANY_CHARS  # the joined search, not the per-line one
         for pattern in LINE_PATTERNS:
             assert _first_line(pattern, sample) == _line_by_line([pattern], sample), pattern
     for _ in range(20):  # several patterns at once: the first line any of them finds
         patterns = rng.sample(LINE_PATTERNS, 5)
-        sample = rng.sample(lines, 2 * MANY_LINES)
+        sample = rng.sample(lines, 600)
         assert _first_line(patterns, sample) == _line_by_line(patterns, sample)
 
 
