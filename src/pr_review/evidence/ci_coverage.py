@@ -96,6 +96,8 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
     assigns: list[tuple[str, str, str]] = []  # (var, value, branch condition)
     finds: list[tuple[str, str, str]] = []  # (dir token, rest, branch condition)
     cond = ""
+    # each pattern runs only on the lines holding the text every match of it holds (a workflow's lines
+    # mostly hold none): the patterns' searches were most of this collector's time
     for line in _lines_of(text):
         stripped = line.strip()
         if stripped.startswith("#") or not stripped:
@@ -105,7 +107,7 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
             cond = m.group(1).strip()
         elif re.match(r"^\s*(fi|else)\b", line):
             cond = ""
-        a = ASSIGN.match(line)
+        a = ASSIGN.match(line) if "=" in line else None
         if a:
             assigns.append((a.group(1), _norm_path(a.group(2)), cond))
         for m in _pytest_runs(line):
@@ -117,16 +119,16 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
                 out.append(Coverage("", None, False, tuple(excludes), where, computed=True))
             for p in paths:
                 out.append(Coverage(p, None, p.endswith(".py"), tuple(excludes), where))
-        for m in PY_FILE.finditer(line):
+        for m in PY_FILE.finditer(line) if "python" in line else ():
             out.append(Coverage(_norm_path(m.group(1)), exact=True, source=f"{source}: {stripped[:100]}", runner="script"))
-        for m in UNITTEST.finditer(line):
+        for m in UNITTEST.finditer(line) if "unittest" in line else ():
             for module in m.group(1).split():
                 out.append(Coverage(module.replace(".", "/") + ".py", exact=True, source=f"{source}: {stripped[:100]}",
                                     runner="unittest"))
-        for m in FIND.finditer(line):
+        for m in FIND.finditer(line) if "find" in line else ():
             finds.append((m.group(1).strip("\"'"), m.group(2), cond))
         if depth < MAX_SCRIPT_DEPTH:
-            for m in SCRIPT.finditer(line):
+            for m in SCRIPT.finditer(line) if ".sh" in line else ():
                 script = _norm_path(m.group(1))
                 body = read_script(script)
                 if body is not None:
@@ -154,6 +156,8 @@ def analyse_commands(text: str, source: str, read_script, depth: int = 0) -> lis
 
 def _pytest_runs(line: str) -> Iterator[re.Match[str]]:
     """The pytest invocations of one command line: `pytest …` and `python -m pytest …`, not `pip install pytest`."""
+    if "pytest" not in line:
+        return iter(())
     return (m for m in PYTEST.finditer(line) if not PACKAGE_INSTALL.search(line[:m.start()]))
 
 
