@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from functools import lru_cache
 from itertools import accumulate, compress, count, islice
 from typing import Any
 
@@ -49,13 +48,8 @@ class Facts:
         )
 
 
-@lru_cache(maxsize=4096)
-def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return compile_shipped(pattern, flags)
-
-
 def _patterns(value: str | list[str], flags: int = 0) -> list[re.Pattern[str]]:
-    return [_compile(v, flags) for v in ([value] if isinstance(value, str) else value)]
+    return [compile_shipped(v, flags) for v in ([value] if isinstance(value, str) else value)]
 
 
 def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:

@@ -27,7 +27,7 @@ class TierEntry:
     high_visibility: bool = False
 
     def matches(self, path: str) -> bool:
-        return bool(re.search(self.path, path)) if self.regex else path == self.path
+        return bool(compile_shipped(self.path).search(path)) if self.regex else path == self.path
 
 
 @record(frozen=True)

@@ -1,13 +1,14 @@
 """`python -m pr_review.warm`: fill, once, the caches every review reads — the shipped rules' parsed
-YAML and the compiled form of every pattern the engine and its rule data hold — where an install
-keeps them (the action's cached environment), so that no review pays for them."""
+YAML and the compiled form of every pattern the engine and its rule data hold (with the strings its
+matches hold) — where an install keeps them (the action's cached environment), so that no review
+pays for them."""
 from __future__ import annotations
 
 import importlib
 import pkgutil
 
 from .catalog import family_patterns, load_catalog
-from .lang.regex import LazyPattern, compile_shipped
+from .lang.regex import LazyPattern, compile_shipped, required_substrings
 from .profiles import load_profiles
 
 
@@ -47,6 +48,8 @@ def shipped_patterns() -> list[tuple[str, int]]:
 def main() -> None:
     for pattern, flags in shipped_patterns():
         compile_shipped(pattern, flags)
+        if not flags:  # derivation narrows its line searches by these
+            required_substrings(pattern)
 
 
 if __name__ == "__main__":

@@ -119,3 +119,15 @@ def test_a_review_process_reuses_what_an_earlier_one_compiled(tmp_path: Path):
     env["PR_REVIEW_NO_CACHE"] = "1"
     assert subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
                           check=True).stdout == "0\n"
+
+
+def test_a_later_process_reads_the_strings_a_patterns_matches_hold_from_the_store(tmp_path: Path):
+    script = ("import sys; from pr_review.lang import regex\n"
+              "if sys.argv[1] == 'stored':\n"
+              "    regex._parser.parse = None  # a parse would fail: the answer must come from the store\n"
+              "print(regex.required_substrings(r'\\btl\\.dot\\(|allow_tf32'), regex.required_substrings(r'(?i)torch'))\n")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("PR_REVIEW_NO_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", script, when], env=env, capture_output=True, text=True,
+                           check=True).stdout for when in ("fresh", "stored")]
+    assert runs == ["('tl.dot(', 'allow_tf32') None\n"] * 2

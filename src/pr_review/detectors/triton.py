@@ -70,6 +70,12 @@ class KernelFile:
 KERNEL_FILES_ATTRIBUTE = "_triton_kernel_files"
 
 
+# the calls each rule reads, on an added line of a file worth building the kernels of
+ACCESS_TOKENS = lazy_re(r"load|store|ptr|offs|mask|arange|program_id")
+REDUCTION_TOKENS = lazy_re(r"\bload\(|\b(max|min|argmax|argmin)\(")
+ACCUMULATOR_TOKENS = lazy_re(r"\bdot(_scaled)?\(|zeros\(|full\(|float16|bfloat16")
+
+
 def _kernel_files(review: ReviewInput, token: re.Pattern[str]) -> Iterator[KernelFile]:
     """Changed files with Triton/Gluon kernels whose added lines match `token` (the calls a rule
     reads); each file's kernels are built once per review."""
@@ -286,7 +292,7 @@ def _dimension(kernel: Kernel, tile: Tile) -> str | None:
 
 @detector("unmasked-triton-access")
 def unmasked_triton_access(review: ReviewInput) -> Iterable[Finding]:
-    for kf in _kernel_files(review, re.compile(r"load|store|ptr|offs|mask|arange|program_id")):
+    for kf in _kernel_files(review, ACCESS_TOKENS):
         for kernel in kf.kernels:
             for call in kernel.calls("load", "store"):
                 if not kf.is_new(kernel, call):
@@ -348,7 +354,7 @@ REDUCTIONS = {"max": "max", "min": "min", "argmax": "max", "argmin": "min"}
 
 @detector("masked-load-without-other")
 def masked_load_without_other(review: ReviewInput) -> Iterable[Finding]:
-    for kf in _kernel_files(review, re.compile(r"\bload\(|\b(max|min|argmax|argmin)\(")):
+    for kf in _kernel_files(review, REDUCTION_TOKENS):
         for kernel in kf.kernels:
             for call in kernel.calls("load"):
                 if not kf.is_new(kernel, call) or _mask_of(call) is None:
@@ -492,7 +498,7 @@ def _accumulators(kernel: Kernel) -> dict[str, tuple[str, ast.Call]]:
 
 @detector("accumulator-precision")
 def accumulator_precision(review: ReviewInput) -> Iterable[Finding]:
-    for kf in _kernel_files(review, re.compile(r"\bdot(_scaled)?\(|zeros\(|full\(|float16|bfloat16")):
+    for kf in _kernel_files(review, ACCUMULATOR_TOKENS):
         for kernel in kf.kernels:
             accs = _accumulators(kernel)
             for dot in kernel.calls("dot", "dot_scaled"):

@@ -231,9 +231,12 @@ IDENT = lazy_re(r"[A-Za-z_]\w*")
 BINDING = lazy_re(r"^\s*(?:[A-Za-z_][\w:<>,*&\s]*\s+)?([A-Za-z_]\w*)\s*(?::[^=]*)?=(?!=)")
 
 
+STATEMENT_KEYWORD = lazy_re(r"^(if|elif|while|return|assert)\b")
+
+
 def _core(line: str) -> str:
     """A line's formula: without its statement keyword, brackets, blanks and trailing `:`/`,`."""
-    text = re.sub(r"^(if|elif|while|return|assert)\b", "", line.strip())
+    text = STATEMENT_KEYWORD.sub("", line.strip())
     return _squash(text).replace("(", "").replace(")", "").rstrip(":,;")
 
 
@@ -625,6 +628,8 @@ WIDENING_KIND, MASK_KIND, OTHER_KIND, BARRIER_KIND, STRIDE_KIND = (
     "a 64-bit widening", "a mask", "an `other=` fill", "a barrier", "the same stride order")
 TWIN_FILE_SWAPS = (("fwd", "bwd"), ("forward", "backward"), ("prefill", "decode"), ("gfx942", "gfx950"),
                    ("v1", "v2"), ("v2", "v3"))
+# each swapped word as a path part holds it: not inside a longer lower-case word or number
+SWAP_WORDS = {word: lazy_re(rf"(?<![a-z0-9]){word}(?![a-z0-9])") for pair in TWIN_FILE_SWAPS for word in pair}
 
 
 @record
@@ -884,7 +889,7 @@ def _twin_files(review: ReviewInput, f: ChangedFile, changed: dict[str, ChangedF
             out.append(other)
     for x, y in TWIN_FILE_SWAPS:
         for old, new in ((x, y), (y, x)):
-            swapped = re.sub(rf"(?<![a-z0-9]){old}(?![a-z0-9])", new, f.path)
+            swapped = SWAP_WORDS[old].sub(new, f.path)
             if swapped != f.path and swapped not in out and swapped not in changed \
                     and review.source.exists(swapped) and review.source.exists(swapped, "base"):
                 out.append(swapped)

@@ -1533,13 +1533,17 @@ def _weakened(old: Guard, new: Guard) -> str:
     return ""
 
 
+OPTIONAL_TESTS = tuple(lazy_re(p) for p in (r"^(\w+) is not None$", r"^(\w+) is None$", r"^not \(?(\w+) is None\)?$",
+                                            r"^(\w+)\.has_value\(\)$", r"^(\w+)!=nullptr$", r"^(\w+)$"))
+NOT_NONE = lazy_re(r"\b(\w+) is not None\b")
+
+
 def _optional_subject(g: Guard) -> str:
-    for pattern in (r"^(\w+) is not None$", r"^(\w+) is None$", r"^not \(?(\w+) is None\)?$",
-                    r"^(\w+)\.has_value\(\)$", r"^(\w+)!=nullptr$", r"^(\w+)$"):
-        m = re.match(pattern, g.asserted.strip())
+    for pattern in OPTIONAL_TESTS:
+        m = pattern.match(g.asserted.strip())
         if m:
             return m.group(1)
-    m = re.search(r"\b(\w+) is not None\b", g.asserted)
+    m = NOT_NONE.search(g.asserted)
     return m.group(1) if m else ""
 
 
