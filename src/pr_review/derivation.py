@@ -56,11 +56,6 @@ def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
     return next((item for item in items for p in patterns if p.search(item)), None)
 
 
-# Below this many characters of line text, parsing a pattern for its strings (~0.1 ms) costs more than
-# it saves (a search costs ~30 ns a character); a few long lines (a tuning table's rows) pass it.
-MANY_CHARS = 4000
-
-
 def _first_line(value, lines, path_value=None) -> str | None:
     """The first line (of those on a path a path pattern finds) that a pattern finds, as evidence.
     Each pattern scans the line texts in C (map/compress) only up to the best line found so far:
@@ -75,16 +70,17 @@ def _first_line(value, lines, path_value=None) -> str | None:
     if not lines:
         return None
     texts = [text for _, _, text in lines]
-    # On a large PR most patterns find nothing, and `re` tries each at every position of every line: a
-    # pattern whose matches all hold one of a few strings is searched only in the lines holding one.
-    joined = _Joined(texts) if sum(map(len, texts)) >= MANY_CHARS else None
+    # Most patterns find nothing, and `re` tries each at every position of every line: a pattern whose
+    # matches all hold one of a few strings (kept with its compiled form) is searched only in the
+    # lines holding one, found by `str.find` over the joined text.
+    joined = _Joined(texts)
     best: int | None = None
     for p in _patterns(value):
-        held = required_substrings(p.pattern) if joined is not None else None
+        held = required_substrings(p.pattern)
         if held is None:
             found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
         else:
-            found = next((i for i in joined.holding(held, best) if p.search(texts[i])), None)  # type: ignore[union-attr]
+            found = next((i for i in joined.holding(held, best) if p.search(texts[i])), None)
         if found is not None:
             best = found
     if best is None:
