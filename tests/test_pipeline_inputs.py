@@ -129,6 +129,28 @@ def test_on_path_answers_as_shutil_which(tmp_path, monkeypatch):
         assert on_path(program) == (shutil.which(program) is not None), program
 
 
+@pytest.mark.parametrize("columns", [None, "120", "0", "-3", "wide"])
+def test_terminal_columns_answers_as_shutil_and_help_reads_as_argparse_writes_it(columns, monkeypatch):
+    import argparse
+    import shutil
+
+    from pr_review.cli import HelpFormatter, _parser, terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns
+    ours = _parser("review")
+    theirs = _parser("review")
+    for parser in (theirs, theirs._subparsers._group_actions[0].choices["review"]):  # argparse's own formatter
+        parser.formatter_class = argparse.HelpFormatter
+    assert ours.format_help() == theirs.format_help()
+    assert ours._subparsers._group_actions[0].choices["review"].formatter_class is HelpFormatter
+    assert ours._subparsers._group_actions[0].choices["review"].format_help() == \
+        theirs._subparsers._group_actions[0].choices["review"].format_help()
+
+
 def test_bad_arguments_exit_2(capsys):
     assert main(["review", "--format", "pdf"]) == 2
     assert main(["frobnicate"]) == 2

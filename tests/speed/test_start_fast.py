@@ -47,7 +47,7 @@ def test_a_profile_directory_given_explicitly_is_validated(tmp_path: Path):
         load_profiles(tmp_path)
 
 
-def test_a_python_only_review_imports_no_schema_template_http_traceback_tree_sitter_or_inspect(tmp_path: Path):
+def test_a_python_only_review_imports_no_schema_template_http_traceback_tree_sitter_inspect_or_shutil(tmp_path: Path):
     from conftest import make_repo
 
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
@@ -57,7 +57,7 @@ def test_a_python_only_review_imports_no_schema_template_http_traceback_tree_sit
         main(["review", "--repo", {str(repo)!r}, "--base", "main", "--head", "pr", "--format", "json",
               "--output", {str(tmp_path / "report.json")!r}])
         print(sorted(m for m in ("jsonschema", "jinja2", "ghapi", "httpx2", "traceback", "tree_sitter", "tree_sitter_cpp",
-                                "dataclasses", "inspect")
+                                "dataclasses", "inspect", "shutil")
                      if m in sys.modules))
     """)
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True).stdout
