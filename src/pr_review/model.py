@@ -186,6 +186,8 @@ def asdict(value: Any) -> Any:
     `dataclasses.asdict`, without copying the values that are none of these: a report's are immutable)."""
     if hasattr(type(value), "_record_plan"):
         return {n: asdict(getattr(value, n)) for n in value._record_plan[1]}
+    if isinstance(value, tuple) and hasattr(value, "_fields"):  # a named tuple takes its fields positionally
+        return type(value)(*map(asdict, value))
     if isinstance(value, (list, tuple)):
         return type(value)(asdict(v) for v in value)
     if isinstance(value, dict):

@@ -159,6 +159,8 @@ def shown(value) -> str:
 
 
 def test_a_record_takes_its_arguments_as_a_dataclass_would():
+    from collections import namedtuple
+
     from pr_review.model import FrozenInstanceError, asdict, field, fields, record, replace
 
     calls = []
@@ -181,6 +183,9 @@ def test_a_record_takes_its_arguments_as_a_dataclass_would():
     assert replace(Point(1, 2), y=3) == Point(1, 3)
     assert [f.name for f in fields(Point)] == [f.name for f in fields(Point(1))] == ["x", "y", "tags", "seen"]
     assert asdict(Point(1, tags=[Point(2)])) == {"x": 1, "y": 0, "tags": [{"x": 2, "y": 0, "tags": [], "seen": 0}], "seen": 0}
+    Pair = namedtuple("Pair", "a b")
+    converted = asdict(Point(1, tags=(Pair(Point(2), {"k": [3]}),)))["tags"]  # as dataclasses.asdict converts one
+    assert converted == (Pair({"x": 2, "y": 0, "tags": [], "seen": 0}, {"k": [3]}),) and type(converted[0]) is Pair
     for args, kwargs, message in [((), {}, "missing required argument: 'x'"), ((1, 2, [], 4, 5), {}, "takes 5 positional"),
                                   ((1,), {"z": 2}, "unexpected keyword argument 'z'"), ((1,), {"x": 2}, "multiple values")]:
         with pytest.raises(TypeError, match=message):
