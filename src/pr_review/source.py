@@ -227,6 +227,7 @@ class Source:
     _planned: dict[tuple[Side, tuple[str, ...]], set[str]] = field(default_factory=dict)
     _held: dict[tuple[Side, tuple[str, ...]], dict[str, list[tuple[str, int, str]]]] = field(default_factory=dict)
     _source_lines: dict[tuple[Side, str], list[str]] = field(default_factory=dict)
+    _top_level: dict[Side, frozenset[str]] = field(default_factory=dict)
 
     def rev(self, side: Side) -> str:
         return self.head if side == "head" else self.base
@@ -511,3 +512,11 @@ class Source:
 
     def files(self, side: Side = "head", pathspecs: tuple[str, ...] = ()) -> list[str]:
         return self.repo.ls_tree(self.rev(side), pathspecs)
+
+    def top_level_names(self, side: Side = "head") -> frozenset[str]:
+        """The names at the top of the tree, a `.py` file's without its suffix: the first part of an
+        import the repository itself provides. Listed once per side and review (two checks ask)."""
+        if side not in self._top_level:
+            out = self.repo.git("ls-tree", "--name-only", "-z", self.rev(side), check=False)
+            self._top_level[side] = frozenset(n.removesuffix(".py") for n in out.decode("utf-8", "surrogateescape").split("\0") if n)
+        return self._top_level[side]

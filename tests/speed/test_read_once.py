@@ -167,6 +167,18 @@ def test_a_grep_asked_again_is_answered_from_the_first_answer(source: Source, mo
     assert [(p, n) for p, n, _ in first] == [("m.py", 6), ("n.py", 1)]  # git counts only \n as a line end
 
 
+def test_the_top_level_names_are_listed_once_per_side(tmp_path: Path, monkeypatch):
+    from conftest import make_repo
+
+    repo = Repo.open(make_repo(tmp_path / "repo", {"a.py": "", "pkg/__init__.py": "", "run.sh": ""},
+                               {"a.py": "", "pkg/__init__.py": "", "run.sh": "", "b.py": ""}))
+    source = Source(repo, CatFile(repo, 1_000_000), repo.resolve("main"), repo.resolve("pr"))
+    assert source.top_level_names() == {"a", "b", "pkg", "run.sh"}
+    assert source.top_level_names("base") == {"a", "pkg", "run.sh"}
+    monkeypatch.setattr(repo, "git", lambda *a, **k: pytest.fail("listed the tree again"))
+    assert source.top_level_names() == {"a", "b", "pkg", "run.sh"}
+
+
 def test_a_prefetched_grep_answers_each_pattern_as_its_own_search_would(source: Source):
     patterns = [r"\bhelper\s*\(", r"\bother\s*\(", r"\bnowhere\s*\("]
     alone = {p: source.repo.grep(p, source.head) for p in patterns}

@@ -155,8 +155,7 @@ def _script_folder(review: ReviewInput, path: str) -> bool:
     directory = path.rsplit("/", 1)[0] if "/" in path else ""
     others = [p for p in review.source.files("head", (directory,) if directory else ())
               if p != path and p.endswith(".sh") and p.rsplit("/", 1)[0] == directory] if directory else \
-        [p for p in review.source.repo.text("ls-tree", "--name-only", review.source.rev("head")).splitlines()
-         if p.endswith(".sh") and p != path]
+        [p for p in review.source.top_level_names() if p.endswith(".sh") and p != path]
     return len(others) >= 2 or any(review.source.exists(p, "base") for p in others)
 
 
@@ -443,7 +442,6 @@ def _find_undeclared(review: ReviewInput) -> tuple[dict[str, Candidate], list[st
     )
 
     candidates: dict[str, Candidate] = {}
-    top: set[str] | None = None
     for f in review.changed("python", include_tests=False):
         if RUNTIME_EXCLUDE.search(f.path):
             continue
@@ -465,10 +463,7 @@ def _find_undeclared(review: ReviewInput) -> tuple[dict[str, Candidate], list[st
                 root = module.split(".", 1)[0]
                 if not root or root in sys.stdlib_module_names or root in ("__future__",) or root in candidates:
                     continue
-                if top is None:
-                    out = review.source.repo.git("ls-tree", "--name-only", "-z", review.source.rev("head"), check=False)
-                    top = {n.removesuffix(".py") for n in out.decode("utf-8", "surrogateescape").split("\0") if n}
-                if root in top or _sibling_module(review, f.path, root):
+                if root in review.source.top_level_names() or _sibling_module(review, f.path, root):
                     continue
                 commented = _has_comment(review, f.path, node.lineno)
                 if guarded and (root not in ROCM_SYSTEM or commented):

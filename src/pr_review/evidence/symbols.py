@@ -53,21 +53,13 @@ class Resolver:
     def __init__(self, review: ReviewInput):
         self.review = review
         self.source: Source = review.source
-        self._top: set[str] | None = None
         self._defs: dict[str, tuple[set[str], bool] | None] = {}
         self._textdefs: dict[str, set[str]] = {}
         self._files: dict[str, tuple[str, str] | None] = {}
         self._has: dict[tuple[str, str], tuple[bool, str]] = {}
 
-    def top_level(self) -> set[str]:
-        if self._top is None:
-            out = self.source.repo.git("ls-tree", "--name-only", "-z", self.source.rev("head"), check=False)
-            names = [n for n in out.decode("utf-8", "surrogateescape").split("\0") if n]
-            self._top = {n.removesuffix(".py") for n in names}
-        return self._top
-
     def first_party(self, module: str) -> bool:
-        return module.split(".", 1)[0] in self.top_level()
+        return module.split(".", 1)[0] in self.source.top_level_names()
 
     def module_file(self, module: str) -> tuple[str, str] | None:
         """(kind, path) for a dotted module: ('file', a/b.py), ('package', a/b/__init__.py) or ('namespace', a/b)."""
