@@ -119,10 +119,10 @@ class HelpFormatter(argparse.HelpFormatter):
     """argparse's formatter, told the terminal's width: left to find it, it imports shutil (with bz2
     and lzma, ~4 ms of every command's start) for each argument declared."""
 
-    def __init__(self, *args, **kwargs) -> None:
-        if len(args) < 4 and kwargs.get("width") is None:
-            kwargs["width"] = terminal_columns() - 2  # as argparse narrows shutil's answer
-        super().__init__(*args, **kwargs)
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None,
+                 **kwargs) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width, **kwargs)  # as argparse narrows shutil's answer
 
 
 def terminal_columns() -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from functools import cached_property
 from itertools import accumulate, compress, count, islice
 from typing import Any
 
@@ -47,6 +48,14 @@ class Facts:
                      if (defs := getattr(code[f.path], f"{side}_defs").get(n))],
         )
 
+    @cached_property
+    def searched_added(self) -> Lines:
+        return Lines(self.added)
+
+    @cached_property
+    def searched_deleted(self) -> Lines:
+        return Lines(self.deleted)
+
 
 def _patterns(value: str | list[str], flags: int = 0) -> list[re.Pattern[str]]:
     return [compile_shipped(v, flags) for v in ([value] if isinstance(value, str) else value)]
@@ -56,56 +65,63 @@ def _first(patterns: list[re.Pattern[str]], items: list[str]) -> str | None:
     return next((item for item in items for p in patterns if p.search(item)), None)
 
 
-def _first_line(value, lines, path_value=None) -> str | None:
+def _first_line(value, searched: Lines, path_value=None) -> str | None:
     """The first line (of those on a path a path pattern finds) that a pattern finds, as evidence.
     Each pattern scans the line texts in C (map/compress) only up to the best line found so far:
     the same line as asking every pattern of every line in turn, at a tenth of the cost on a
     PR of thousands of added lines. The line patterns are compiled only when there are lines to
     search: a one-file PR reaches few `added_in` paths, and a compile costs more than its search."""
-    path_patterns = _patterns(path_value) if path_value is not None and lines else None
+    path_patterns = _patterns(path_value) if path_value is not None and searched.lines else None
     if path_patterns:
-        on_path = {path for path in dict.fromkeys(path for path, _, _ in lines)
+        on_path = {path for path in dict.fromkeys(path for path, _, _ in searched.lines)
                    if any(p.search(path) for p in path_patterns)}
-        lines = [line for line in lines if line[0] in on_path]
-    if not lines:
+        searched = Lines([line for line in searched.lines if line[0] in on_path])
+    if not searched.lines:
         return None
-    texts = [text for _, _, text in lines]
+    texts = searched.texts
     # Most patterns find nothing, and `re` tries each at every position of every line: a pattern whose
     # matches all hold one of a few strings (kept with its compiled form) is searched only in the
-    # lines holding one, found by `str.find` over the joined text.
-    joined = _Joined(texts)
+    # lines holding one.
     best: int | None = None
     for p in _patterns(value):
         held = required_substrings(p.pattern)
         if held is None:
             found = next(compress(count(), map(p.search, texts if best is None else islice(texts, best))), None)
         else:
-            found = next((i for i in joined.holding(held, best) if p.search(texts[i])), None)
+            found = next((i for i in searched.holding(held, best) if p.search(texts[i])), None)
         if found is not None:
             best = found
     if best is None:
         return None
-    path, n, text = lines[best]
+    path, n, text = searched.lines[best]
     return f"{path}:{n}: {text.strip()[:120]}"
 
 
-class _Joined:
-    """Lines joined into one text, to find in C the lines holding a string."""
+class Lines:
+    """Changed lines as derivation searches them, (path, line, text) each: built once per side of a
+    review, not once per condition, and joined into one text on the first search that narrows by
+    strings, to find in C the lines holding one."""
 
-    def __init__(self, texts: list[str]) -> None:
-        self.text = "\n".join(texts)
-        self.starts = list(accumulate((len(t) + 1 for t in texts[:-1]), initial=0))
+    def __init__(self, lines: list[tuple[str, int, str]]) -> None:
+        self.lines = lines
+        self.texts = [text for _, _, text in lines]
+
+    @cached_property
+    def _joined(self) -> tuple[str, list[int]]:
+        """The texts joined by newlines, and where each starts in the joined text."""
+        return "\n".join(self.texts), list(accumulate((len(t) + 1 for t in self.texts[:-1]), initial=0))
 
     def holding(self, strings: tuple[str, ...], before: int | None) -> list[int]:
         """In order, the lines (before line `before`) that hold one of `strings`."""
-        end = len(self.text) if before is None else self.starts[before]
+        text, starts = self._joined
+        end = len(text) if before is None else starts[before]
         lines: set[int] = set()
         for string in strings:
-            at = self.text.find(string, 0, end)
+            at = text.find(string, 0, end)
             while at >= 0:
-                line = bisect_right(self.starts, at) - 1
+                line = bisect_right(starts, at) - 1
                 lines.add(line)
-                at = self.text.find(string, self.starts[line + 1], end) if line + 1 < len(self.starts) else -1
+                at = text.find(string, starts[line + 1], end) if line + 1 < len(starts) else -1
         return sorted(lines)
 
 
@@ -145,18 +161,18 @@ def evaluate(condition: dict[str, Any], facts: Facts) -> list[str] | None:
         elif key == "changed_path":
             hit = _first(_patterns(value), facts.changed_paths)
         elif key == "added":
-            hit = _first_line(value, facts.added)
+            hit = _first_line(value, facts.searched_added)
         elif key == "deleted":
-            hit = _first_line(value, facts.deleted)
+            hit = _first_line(value, facts.searched_deleted)
             hit = f"deleted {hit}" if hit else None
         elif key == "added_in":
-            hit = _first_line(value["line"], facts.added, value["path"])
+            hit = _first_line(value["line"], facts.searched_added, value["path"])
         elif key == "changed_in_def":
             hit = _in_def(value, facts.in_defs)
         elif key == "title":
             hit = f"title: {facts.title}" if _first(_patterns(value, re.IGNORECASE), [facts.title]) else None
         elif key == "not_added":
-            hit = None if _first_line(value, facts.added) else "no such added line"
+            hit = None if _first_line(value, facts.searched_added) else "no such added line"
         elif key == "top_dirs_at_least":
             tops = sorted({p.split("/", 1)[0] for p in facts.paths})
             hit = f"{len(tops)} top-level paths: {', '.join(tops[:6])}" if len(tops) >= value else None

@@ -515,7 +515,7 @@ class Source:
 
     def top_level_names(self, side: Side = "head") -> frozenset[str]:
         """The names at the top of the tree, a `.py` file's without its suffix: the first part of an
-        import the repository itself provides. Listed once per side and review (two checks ask)."""
+        import the repository itself provides. Listed once per side and review (three checks ask)."""
         if side not in self._top_level:
             out = self.repo.git("ls-tree", "--name-only", "-z", self.rev(side), check=False)
             self._top_level[side] = frozenset(n.removesuffix(".py") for n in out.decode("utf-8", "surrogateescape").split("\0") if n)

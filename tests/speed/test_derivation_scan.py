@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pr_review.derivation import _first_line
+from pr_review.derivation import Lines, _first_line
 from pr_review.lang.regex import required_substrings
 from pr_review.warm import shipped_patterns
 
@@ -41,11 +41,11 @@ def test_every_shipped_pattern_finds_the_line_a_search_of_each_line_finds():
     for size in (3, 40, 900):
         sample = rng.sample(lines, size)
         for pattern in LINE_PATTERNS:
-            assert _first_line(pattern, sample) == _line_by_line([pattern], sample), pattern
+            assert _first_line(pattern, Lines(sample)) == _line_by_line([pattern], sample), pattern
     for _ in range(20):  # several patterns at once: the first line any of them finds
         patterns = rng.sample(LINE_PATTERNS, 5)
         sample = rng.sample(lines, 600)
-        assert _first_line(patterns, sample) == _line_by_line(patterns, sample)
+        assert _first_line(patterns, Lines(sample)) == _line_by_line(patterns, sample)
 
 
 def test_most_shipped_patterns_name_the_strings_their_matches_hold():

@@ -95,7 +95,6 @@ def compile_shipped(pattern: str, flags: int = 0) -> re.Pattern[str]:
     return _compiled_patterns().compile(pattern, flags)
 
 
-@lru_cache(maxsize=1024)
 def required_substrings(pattern: str) -> tuple[str, ...] | None:
     """Strings one of which every match of `pattern` holds (the longest such its syntax shows), or None
     when it shows none: a search may skip text holding none of them. Read from `re`'s own parse of the
