@@ -14,8 +14,8 @@ import re
 import tokenize
 from bisect import bisect_left
 from difflib import SequenceMatcher
-from functools import lru_cache
-from typing import Iterable, Iterator
+from functools import cached_property, lru_cache
+from typing import Callable, Iterable, Iterator
 
 from ..git.diff import ChangedFile
 from ..lang import cpp
@@ -632,12 +632,47 @@ TWIN_FILE_SWAPS = (("fwd", "bwd"), ("forward", "backward"), ("prefill", "decode"
 SWAP_WORDS = {word: lazy_re(rf"(?<![a-z0-9]){word}(?![a-z0-9])") for pair in TWIN_FILE_SWAPS for word in pair}
 
 
-@record
 class _Side:
-    """One side of one file: its function spans, comment-free squashed lines and per-line markers."""
-    spans: list[Span]
-    lines: list[str]  # squashed, comments removed
-    marks: dict[int, dict[str, int]]
+    """One side of one file: its function spans, its lines with comments removed and whitespace squashed
+    (for Python one entry per statement, at its first line, the others empty: twins are paired statement
+    by statement) and its markers per line. A pair is compared in its two functions only, so a line is
+    squashed when `body` first reads its function (squashing a 6,500-line file whole costs 20 ms), and a
+    Python side's markers are counted when first read (most candidate pairs are not twins on base)."""
+
+    def __init__(self, spans: list[Span], raw: list[str], comment: re.Pattern[str],
+                 starts: Callable[[], dict[int, int]] | None, marks: Callable[[], dict[int, dict[str, int]]]) -> None:
+        self.spans = spans
+        self.lines: list[str] = [None] * len(raw)  # type: ignore[list-item]  # made by `body`
+        self._raw, self._comment, self._starts, self._marks = raw, comment, starts, marks
+        self._members: dict[int, list[int]] | None = None  # per statement start, its lines
+
+    @cached_property
+    def marks(self) -> dict[int, dict[str, int]]:
+        return self._marks()
+
+    def body(self, span: Span) -> list[int]:
+        """The substantive line numbers of a function body, their lines made."""
+        numbers = range(span.body or span.first, min(span.last, len(self.lines)) + 1)
+        for n in numbers:
+            if self.lines[n - 1] is None:
+                self.lines[n - 1] = self._line(n)
+        return [n for n in numbers if len(self.lines[n - 1]) >= 4]
+
+    def _line(self, n: int) -> str:
+        if self._starts is None:
+            return self._squashed(n)
+        starts = self._starts()
+        if starts.get(n, n) != n:
+            return ""
+        if self._members is None:
+            self._members = {}
+            for line, start in sorted(starts.items()):
+                if line <= len(self._raw):
+                    self._members.setdefault(start, []).append(line)
+        return "".join(map(self._squashed, self._members.get(n, ())))
+
+    def _squashed(self, n: int) -> str:
+        return _squash(self._comment.sub("", self._raw[n - 1]))
 
 
 def _call_name(node: ast.AST) -> str:
@@ -723,27 +758,31 @@ def _cpp_barrier_helpers(texts: list[str]) -> frozenset[str]:
 
 
 def _twin_side(review: ReviewInput, path: str, language: str, side: str) -> _Side | None:
+    starts: Callable[[], dict[int, int]] | None = None
     if language == "python":
         tree = review.source.python(path, side)  # type: ignore[arg-type]
         if tree is None:
             return None
-        starts = _py_statements(tree)
-        marks = _py_marks(tree, starts)
+        statements: list[dict[int, int]] = []
+
+        def starts() -> dict[int, int]:
+            if not statements:
+                statements.append(_py_statements(tree))
+            return statements[0]
+
+        def marks() -> dict[int, dict[str, int]]:
+            return _py_marks(tree, starts())
     else:
         text = review.source.text(path, side)  # type: ignore[arg-type]
         if text is None:
             return None
         family = [review.source.text(p, side) or "" for p in symbol_family(review, path)[1:]]  # type: ignore[arg-type]
-        marks = _cpp_marks(cpp.parse(text), text.split("\n"), _cpp_barrier_helpers([text] + family))
-    strip = COMMENT.get(language, COMMENT["python"])
-    lines = [_squash(strip.sub("", t)) for t in review.source.lines(path, side)]  # type: ignore[arg-type]
-    if language == "python":  # one entry per statement, at its first line: twins are paired statement by statement
-        joined: dict[int, str] = {}
-        for line, start in sorted(starts.items()):
-            if line <= len(lines):
-                joined[start] = joined.get(start, "") + lines[line - 1]
-        lines = [joined.get(i, "") if starts.get(i, i) == i else "" for i in range(1, len(lines) + 1)]
-    return _Side(_spans(review, path, language, side), lines, marks)
+        counted = _cpp_marks(cpp.parse(text), text.split("\n"), _cpp_barrier_helpers([text] + family))
+
+        def marks() -> dict[int, dict[str, int]]:
+            return counted
+    return _Side(_spans(review, path, language, side), review.source.lines(path, side),  # type: ignore[arg-type]
+                 COMMENT.get(language, COMMENT["python"]), starts, marks)
 
 
 @lru_cache(maxsize=16384)
@@ -797,12 +836,6 @@ def _maybe_twins(lines: list[str], touched: list[Span], spans: list[Span]) -> bo
             if SequenceMatcher(None, body(a), body(b), autojunk=False).quick_ratio() >= TWIN_BODY - 0.15:
                 return True
     return False
-
-
-def _body(side: _Side, span: Span) -> list[int]:
-    """The substantive line numbers of a function body."""
-    return [i for i in range(span.body or span.first, min(span.last, len(side.lines)) + 1)
-            if len(side.lines[i - 1]) >= 4]
 
 
 def _stride_order(a: str, b: str) -> bool:
@@ -951,7 +984,7 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
             fn_base = base_by_name.get(fn.name)
             if fn_base is None:
                 continue
-            fb_base, fb_head = _body(base, fn_base), _body(head, fn)
+            fb_base, fb_head = base.body(fn_base), head.body(fn)
             if not MIN_TWIN_BODY <= len(fb_base) <= MAX_TWIN_BODY:
                 continue
             base_text = [base.lines[i - 1] for i in fb_base]
@@ -965,13 +998,13 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
                     tw_base = g_base_by_name.get(twin.name)
                     if tw_base is None or twin.last - twin.first > MAX_TWIN_BODY:
                         continue
-                    gb_base = _body(gbs, tw_base)
+                    gb_base = gbs.body(tw_base)
                     if len(gb_base) < MIN_TWIN_BODY or min(len(gb_base), len(fb_base)) < 0.6 * max(len(gb_base), len(fb_base)):
                         continue
                     matcher = SequenceMatcher(None, base_text, [gbs.lines[i - 1] for i in gb_base], autojunk=False)
                     if matcher.real_quick_ratio() < TWIN_BODY or matcher.quick_ratio() < TWIN_BODY or matcher.ratio() < TWIN_BODY:
                         continue  # not twins on base
-                    gb_head = _body(gh, twin)
+                    gb_head = gh.body(twin)
                     before = _pair_asymmetries(base, fb_base, gbs, gb_base)
                     after = _pair_asymmetries(head, fb_head, gh, gb_head)
                     had: dict[tuple[str, bool], int] = {}
