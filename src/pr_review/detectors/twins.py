@@ -392,13 +392,17 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
             theirs = src[max(a1 - w, 0):a2 + w]
             # the copy's neighbourhood, each line with the rest of its statement (a mask on a continuation line)
             ours = [_statement(mine, k + 1, "([") for k in range(max(b1 - w, 0), min(b1 + w, len(mine)))]
+            fewer: dict[str, bool] = {}  # per marker, whether the copy's stretch holds fewer than the source's
             for i in range(a1, a2):
                 for what, marker in SAFETY_MARKERS.items():
                     if what == "a bounds check" and TYPE_CHECK.search(src[i]):
                         continue
-                    if marker.search(src[i]) and \
-                            sum(len(marker.findall(t)) for t in ours) < sum(len(marker.findall(t)) for t in theirs):
-                        yield max(b1, 1), what, i + 1, source[i].strip()
+                    if marker.search(src[i]):
+                        if what not in fewer:
+                            fewer[what] = sum(len(marker.findall(t)) for t in ours) < \
+                                sum(len(marker.findall(t)) for t in theirs)
+                        if fewer[what]:
+                            yield max(b1, 1), what, i + 1, source[i].strip()
         elif op == "replace":
             for i in range(a1, a2):
                 if _squash(src[i]) in kept:
