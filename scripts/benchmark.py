@@ -13,7 +13,8 @@ Each review runs `python -m pr_review review --format json` in its own process; 
 the child's user + sys (not its waiting; a loaded machine still inflates it by a fifth or more,
 shared caches and cores: compare two engines with --against, which reviews each commit with both
 back to back, rather than runs taken at different times, and --repeat N keeps each review's least
-CPU of N runs), its memory the child's peak RSS. Reviews run in parallel (`--jobs`, default: every core). Prints
+CPU of N runs), its memory the child's peak RSS. The machine's own speed is printed beside the
+figures (a fixed Python loop's CPU before and after the reviews). Reviews run in parallel (`--jobs`, default: every core). Prints
 p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
 commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
 review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
@@ -227,6 +228,18 @@ def summarize(rows: list[dict]) -> list[str]:
     return lines
 
 
+# A fixed pure-Python workload, timed in a child before and after the reviews: a shared machine's speed
+# drifts by a third over hours, so figures taken at different times compare only beside it.
+CALIBRATION = "sum(i * i for i in range(3_000_000))"
+
+
+def machine_seconds(python: str = sys.executable, runs: int = 3) -> float:
+    """The least CPU seconds of `runs` children running CALIBRATION."""
+    code = f"import time; t = time.process_time(); {CALIBRATION}; print(time.process_time() - t)"
+    return min(float(subprocess.run([python, "-c", code], check=True, capture_output=True, text=True).stdout)
+               for _ in range(runs))
+
+
 def load_rows(path: str) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -283,7 +296,10 @@ def main() -> int:
         seen = {c.sha for c in commits}
         commits += [c for c in largest_commits(args.repo, args.rev, args.largest_of, args.largest) if c.sha not in seen]
     engines = [args.engine] + ([args.against] if args.against else [])
+    before = machine_seconds()
     runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines, args.setup, max(1, args.repeat))
+    print(f"machine: `{CALIBRATION}` cost {before:.3f} s CPU before the reviews, {machine_seconds():.3f} s after "
+          "(runs taken at different times compare only beside it)")
     rows = runs[0]
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as sink:

@@ -67,3 +67,34 @@ def test_repeated_runs_keep_each_engines_least_cpu_and_alternate_who_goes_first(
     timed = [r for r in runs[2:] if r[0] == "a"]  # after the two untimed warm-up runs
     assert timed == [("a", "old"), ("a", "new"), ("a", "new"), ("a", "old"), ("a", "old"), ("a", "new")]
     assert runs.count(("c", "old")) == runs.count(("c", "new")) == 1  # a failure is not run again
+
+
+def test_a_run_prints_the_machine_speed_before_and_after_its_reviews(tmp_path: Path, monkeypatch, capsys):
+    """Figures taken at different times on a shared machine compare only beside its speed then."""
+    from conftest import make_repo
+
+    bench = _benchmark()
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    speeds = iter([0.25, 0.5])
+    monkeypatch.setattr(bench, "machine_seconds", lambda: next(speeds))
+    monkeypatch.setattr(sys, "argv", ["benchmark.py", "--repo", str(repo), "--rev", "pr", "--count", "1", "--jobs", "1"])
+    assert bench.main() == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (f"machine: `{bench.CALIBRATION}` cost 0.250 s CPU before the reviews, 0.500 s after "
+                      "(runs taken at different times compare only beside it)")
+    assert out[1].startswith("1 recent commits, CPU s: p50 ")
+
+
+def test_the_machine_speed_is_the_least_cpu_of_children_running_the_fixed_loop(monkeypatch):
+    bench = _benchmark()
+    seen: list[list[str]] = []
+    printed = iter(["0.4\n", "0.3\n", "0.35\n"])
+
+    class Done:
+        def __init__(self, argv):
+            seen.append(argv)
+            self.stdout = next(printed)
+
+    monkeypatch.setattr(bench.subprocess, "run", lambda argv, **kw: Done(argv))
+    assert bench.machine_seconds("py") == 0.3
+    assert len(seen) == 3 and all(a[:2] == ["py", "-c"] and bench.CALIBRATION in a[2] for a in seen)
