@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-from bisect import bisect_left
 from collections.abc import Callable, Iterable
 
 from ..git.diff import ChangedFile
@@ -667,16 +666,15 @@ def conditional_binding(review: ReviewInput) -> Iterable[Finding]:
         if review.facts.is_tooling(f.path):
             continue  # a benchmark's or CLI's modes come from its own harness, and it fails loudly in its runner's hands
         changed = changed_lines(f)
-        # a finding's cause is an if/try/match the PR touched: a function holding none is not read
+        # a finding's cause is an if/try/match the PR touched, and a function's flow reads the statements of
+        # its own body only, not those of the defs and classes nested in it: a function owning none of those
+        # causes is not read (a FlyDSL builder whose touched branches all sit in the kernel it defines)
         index = index_of(tree)
-        starts = sorted(c.lineno for kind in CAUSES for c in index.of_type(kind) if touches(c, changed))
+        owners = {index.scope_of(c) for kind in CAUSES for c in index.of_type(kind) if touches(c, changed)}
         base_funcs: dict[str, ast.AST] | None = None
         moved: dict[str, ast.AST] | None = None
         for qualname, func in qualified_functions(tree).items():
-            if not touches(func, changed):
-                continue
-            at = bisect_left(starts, func.lineno)
-            if at == len(starts) or starts[at] > (func.end_lineno or func.lineno):
+            if func not in owners:
                 continue
             def reported(r: _Read, func: ast.AST = func) -> bool:
                 return touches(r.cause, changed) and not _on_constexpr(func, r.cause)
