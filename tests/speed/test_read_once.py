@@ -497,3 +497,52 @@ def test_a_new_files_copy_is_looked_for_only_among_files_of_its_suffix(tmp_path:
     everywhere = {p for p, _, _ in source.grep("compute_something_long", "base", ("pkg/x*y",), files_only=True)}
     assert everywhere == {"pkg/x*y/old.py", "pkg/x*y/notes.md", "pkg/x*y/big.cu", "pkg/xzy/other.py"}
     assert twins._copy_source(review, files[0], new[0][1], found) == twins._copy_source(review, files[0], new[0][1], everywhere)
+
+
+def test_a_module_binds_a_name_as_a_reading_of_its_whole_text_finds_it():
+    """The symbols evidence reads a module's definitions, assignments and globals on the lines holding the
+    asked name only: the answer is the whole text's reading, for every name the text holds and some it does not."""
+    import re
+    from types import SimpleNamespace
+
+    from pr_review.evidence.symbols import ASSIGN_RE, DEF_RE, GLOBAL_RE, IMPORT_RE, Resolver
+
+    text = textwrap.dedent("""\
+        from pkg.ops import (alpha,
+            beta as b2,  # a comment
+            gamma)
+        import os.path as osp
+        import json
+        def fwd(x): return x
+        async def fetch(): pass
+        class Tuner(Base):
+            limit: int = 3
+            def run(self): pass
+        a, (c, d) = 1, (2, 3)
+        e = f = 4
+        [g, *h] = [5, 6]
+        if a == c: pass
+        total += 1
+        k: dict[str, int] = {}
+        def outer():
+            global counter, cache
+            counter = 0
+        label = "def not_a_def = 1"
+        # assigned_in_comment = 1
+        x_y=z
+        \tw_t = 2
+        """) + "last = 1"
+    names: set[str] = set(DEF_RE.findall(text))
+    for targets in ASSIGN_RE.findall(text):
+        names.update(t for t in re.split(r"[\s,()\[\]*]+", targets) if t)
+    for imported in IMPORT_RE.findall(text):
+        for part in imported.replace("(", " ").replace(")", " ").split(","):
+            if part.split():
+                names.add(part.split()[-1])
+    for declared in GLOBAL_RE.findall(text):
+        names.update(n.strip() for n in declared.split(","))
+    asked = set(re.findall(r"\w+", text)) | {"absent", "alph", "osp_x"}
+    resolver = SimpleNamespace(_textdefs={})
+    assert {n for n in asked if Resolver._text_binds(resolver, "m.py", text, n)} == names & asked
+    assert {"alpha", "b2", "gamma", "osp", "json", "fwd", "fetch", "Tuner", "limit", "a", "c", "d", "e",
+            "k", "counter", "cache", "x_y", "w_t", "last"} <= names

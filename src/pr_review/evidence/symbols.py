@@ -80,21 +80,29 @@ class Resolver:
             return "file", rel + ".pyi"
         return None
 
-    def _text_names(self, path: str, text: str) -> set[str]:
-        """Names a module binds, read by one regex pass (definitions, assignments, imports, globals)."""
+    def _text_binds(self, path: str, text: str, name: str) -> bool:
+        """Whether a module binds `name` as a regex reading of its text finds it (a definition, an assignment, an
+        import, a `global`). Definitions, assignments and globals are read on the lines holding `name` alone:
+        their patterns match within one line, and the name they bind is written on it (the assignment
+        pattern, tried at every line of a 6,000-line module, was most of this evidence's time). Imports,
+        whose parenthesised lists span lines, are read from the whole text once per module."""
         if path not in self._textdefs:
-            names: set[str] = set(DEF_RE.findall(text))
-            for targets in ASSIGN_RE.findall(text):
-                names.update(t for t in re.split(r"[\s,()\[\]*]+", targets) if t)
+            imported_names: set[str] = set()
             for imported in IMPORT_RE.findall(text):
                 for part in imported.replace("(", " ").replace(")", " ").split(","):
                     words = part.split()
                     if words:
-                        names.add(words[-1])
-            for declared in GLOBAL_RE.findall(text):
-                names.update(n.strip() for n in declared.split(","))
-            self._textdefs[path] = names
-        return self._textdefs[path]
+                        imported_names.add(words[-1])
+            self._textdefs[path] = imported_names
+        if name in self._textdefs[path]:
+            return True
+        holding = "\n".join(line for line in text.split("\n") if name in line)
+        names: set[str] = set(DEF_RE.findall(holding))
+        for targets in ASSIGN_RE.findall(holding):
+            names.update(t for t in re.split(r"[\s,()\[\]*]+", targets) if t)
+        for declared in GLOBAL_RE.findall(holding):
+            names.update(n.strip() for n in declared.split(","))
+        return name in names
 
     def has_name(self, module: str, name: str) -> tuple[bool, str]:
         """Whether `from module import name` resolves; (True, '') when it cannot be decided."""
@@ -119,7 +127,7 @@ class Resolver:
         if re.search(rf"\b{re.escape(name)}\b", text) is None:
             # The name is nowhere in the module's text: only a dynamic export can still provide it.
             return bool(OPEN_MARKERS.search(text)), path
-        if name in self._text_names(path, text):
+        if self._text_binds(path, text, name):
             return True, path
         tree = self.source.python(path)
         if tree is None:
