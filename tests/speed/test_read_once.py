@@ -546,3 +546,34 @@ def test_a_module_binds_a_name_as_a_reading_of_its_whole_text_finds_it():
     assert {n for n in asked if Resolver._text_binds(resolver, "m.py", text, n)} == names & asked
     assert {"alpha", "b2", "gamma", "osp", "json", "fwd", "fetch", "Tuner", "limit", "a", "c", "d", "e",
             "k", "counter", "cache", "x_y", "w_t", "last"} <= names
+
+
+def test_the_statement_walk_kept_to_some_lines_yields_the_whole_walks_statements_holding_one():
+    """The undeclared-import check walks only the statements holding an added line: the same statements, with
+    the same guards, as the whole walk kept to those."""
+    from pr_review.evidence.symbols import _statements
+
+    tree = ast.parse(textwrap.dedent("""\
+        import os
+        try:
+            import fast_lib
+        except ImportError:
+            fast_lib = None
+        def f():
+            if TYPE_CHECKING:
+                import typed
+            for i in range(3):
+                import inner
+            return 1
+        class C:
+            def g(self):
+                match x:
+                    case 1:
+                        import in_case
+        """))
+    whole = list(_statements(tree.body))
+    for lines in ([1], [3], [5], [8], [10, 11], [16], [2, 12], [], list(range(1, 17))):
+        kept = [(s, g) for s, g in whole if any(s.lineno <= n <= s.end_lineno for n in lines)]
+        assert list(_statements(tree.body, lines=lines)) == kept
+    assert [(s.lineno, g) for s, g in _statements(tree.body, lines=[3, 8])] == [(2, False), (3, True), (6, False),
+                                                                                 (7, False), (8, True)]

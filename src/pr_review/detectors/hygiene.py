@@ -453,7 +453,8 @@ def _find_undeclared(review: ReviewInput) -> tuple[dict[str, Candidate], list[st
         if tree is None:
             continue
         added = {n for n, _ in lines}
-        for node, guarded in _statements(tree.body):
+        # only statements holding an added line can hold an added import
+        for node, guarded in _statements(tree.body, lines=sorted(added)):
             if not isinstance(node, (ast.Import, ast.ImportFrom)) or node.lineno not in added:
                 continue
             if isinstance(node, ast.ImportFrom) and (node.level or not node.module):

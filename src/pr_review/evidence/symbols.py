@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
 
 from ..detectors.base import ReviewInput
 from ..lang.python import walk
@@ -192,28 +193,33 @@ def _package_of(path: str, level: int) -> str | None:
     return ".".join(parts)
 
 
-def _statements(body: list[ast.stmt], guarded: bool = False):
-    """Every statement with whether an ImportError handler or `if TYPE_CHECKING` encloses it (no expression walk)."""
+def _statements(body: list[ast.stmt], guarded: bool = False, lines: list[int] | None = None):
+    """Every statement with whether an ImportError handler or `if TYPE_CHECKING` encloses it (no expression walk).
+    With `lines` (sorted), only the statements whose span holds one of them, and those inside them."""
     for stmt in body:
+        if lines is not None:
+            at = bisect_left(lines, stmt.lineno)
+            if at == len(lines) or lines[at] > (stmt.end_lineno or stmt.lineno):
+                continue
         yield stmt, guarded
         if isinstance(stmt, ast.Try) or stmt.__class__.__name__ == "TryStar":
             catches = any(h.type is None or _names_in(h.type) & IMPORT_ERRORS for h in stmt.handlers)
-            yield from _statements(stmt.body, guarded or catches)
+            yield from _statements(stmt.body, guarded or catches, lines)
             for handler in stmt.handlers:  # a fallback import in an ImportError handler is optional too
                 yield from _statements(handler.body, guarded or handler.type is None
-                                       or bool(_names_in(handler.type) & IMPORT_ERRORS))
-            yield from _statements(stmt.orelse, guarded)
-            yield from _statements(stmt.finalbody, guarded)
+                                       or bool(_names_in(handler.type) & IMPORT_ERRORS), lines)
+            yield from _statements(stmt.orelse, guarded, lines)
+            yield from _statements(stmt.finalbody, guarded, lines)
         elif isinstance(stmt, ast.If):
-            yield from _statements(stmt.body, guarded or _type_checking(stmt.test))
-            yield from _statements(stmt.orelse, guarded)
+            yield from _statements(stmt.body, guarded or _type_checking(stmt.test), lines)
+            yield from _statements(stmt.orelse, guarded, lines)
         else:
             for part in ("body", "orelse", "finalbody"):
                 inner = getattr(stmt, part, None)
                 if isinstance(inner, list) and inner and isinstance(inner[0], ast.stmt):
-                    yield from _statements(inner, guarded)
+                    yield from _statements(inner, guarded, lines)
             for case in getattr(stmt, "cases", []) or []:
-                yield from _statements(case.body, guarded)
+                yield from _statements(case.body, guarded, lines)
 
 
 def _type_checking(test: ast.expr) -> bool:
