@@ -15,6 +15,7 @@ import re
 from bisect import bisect_left
 
 from ..detectors.base import ReviewInput
+from ..lang.index import index_of
 from ..lang.python import walk
 from ..lang.regex import lazy_re
 from ..source import Source
@@ -245,13 +246,8 @@ def symbols(review: ReviewInput) -> Artifact:
         if tree is None:
             continue
         bindings: dict[str, str] = {}  # local name -> dotted first-party module/attribute it is bound to
-        simple_added: list[ast.stmt] = []
-        for node, guarded in _statements(tree.body):
-            end = getattr(node, "end_lineno", None) or node.lineno
-            if not isinstance(node, (ast.Import, ast.ImportFrom)):
-                if not hasattr(node, "body") and any(n in added for n in range(node.lineno, end + 1)):
-                    simple_added.append(node)
-                continue
+        # every import of the file, in source order (a later one rebinds a name)
+        for node in sorted(index_of(tree).of_type((ast.Import, ast.ImportFrom)), key=lambda n: (n.lineno, n.col_offset)):
             module = _module_of(node, f.path)
             if module is None:
                 continue
@@ -263,7 +259,15 @@ def symbols(review: ReviewInput) -> Artifact:
                 for alias in node.names:
                     if alias.asname:
                         bindings[alias.asname] = alias.name
-            if node.lineno not in added or guarded:
+        # the statements holding an added line: the added imports, with their guards, and the simple statements
+        simple_added: list[ast.stmt] = []
+        for node, guarded in _statements(tree.body, lines=sorted(added)):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                if not hasattr(node, "body"):
+                    simple_added.append(node)
+                continue
+            module = _module_of(node, f.path)
+            if module is None or node.lineno not in added or guarded:
                 continue
             _check_import(resolver, f.path, node, module, data, seen)
         if bindings and simple_added:
