@@ -269,6 +269,19 @@ def compare(rows: list[dict], earlier: list[dict]) -> list[str]:
     return diffs
 
 
+def verdict(diffs: list[str], rows: list[dict], earlier: str) -> str:
+    """The comparison's one-line outcome, saying how many reviews it compared: two runs that both
+    failed every review (a broken engine snapshot, say) hold no findings to call identical."""
+    if diffs:
+        return f"{len(diffs)} difference(s) from {earlier}:\n" + "\n".join(diffs)
+    compared = sum("error" not in r for r in rows)
+    if not compared:
+        return f"no review succeeded: no findings compared with {earlier}"
+    failed = len(rows) - compared
+    return (f"findings identical to {earlier} on {compared} review(s)"
+            + (f"; {failed} failed in both runs, not compared" if failed else ""))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repo", required=True)
@@ -306,9 +319,7 @@ def main() -> int:
             sink.writelines(json.dumps(r) + "\n" for r in rows)
     print("\n".join(summarize(rows)))
     if args.baseline:
-        diffs = compare(rows, load_rows(args.baseline))
-        print("findings identical to the baseline" if not diffs
-              else f"{len(diffs)} difference(s) from the baseline:\n" + "\n".join(diffs))
+        print(verdict(compare(rows, load_rows(args.baseline)), rows, "the baseline"))
     if args.against:
         other = runs[1]
         if args.against_jsonl:
@@ -319,9 +330,7 @@ def main() -> int:
         ratios = [b["cpu"] / a["cpu"] for a, b in zip(rows, other) if a.get("cpu") and b.get("cpu")]
         if ratios:
             print(f"CPU ratio against/engine per commit: median {statistics.median(ratios):.3f}")
-        diffs = compare(other, rows)
-        print("findings identical to --engine's" if not diffs
-              else f"{len(diffs)} difference(s) from --engine's findings:\n" + "\n".join(diffs))
+        print(verdict(compare(other, rows), other, "--engine's"))
         rows = rows + other
     return 0 if rows and not any("error" in r for r in rows) else 1
 

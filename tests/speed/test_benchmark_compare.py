@@ -98,3 +98,13 @@ def test_the_machine_speed_is_the_least_cpu_of_children_running_the_fixed_loop(m
     monkeypatch.setattr(bench.subprocess, "run", lambda argv, **kw: Done(argv))
     assert bench.machine_seconds("py") == 0.3
     assert len(seen) == 3 and all(a[:2] == ["py", "-c"] and bench.CALIBRATION in a[2] for a in seen)
+
+
+def test_the_verdict_counts_the_reviews_it_compared_and_calls_none_identical_when_all_failed():
+    bench = _benchmark()
+    ok, broken = {"sha": "a" * 40, "findings": []}, {"sha": "b" * 40, "error": "exit 2: the rule data is broken"}
+    assert bench.verdict([], [ok, broken], "the baseline") == (
+        "findings identical to the baseline on 1 review(s); 1 failed in both runs, not compared")
+    assert bench.verdict([], [ok], "--engine's") == "findings identical to --engine's on 1 review(s)"
+    assert bench.verdict([], [broken, broken], "--engine's") == "no review succeeded: no findings compared with --engine's"
+    assert bench.verdict(["aaaaaaaaaa: - x"], [ok], "the baseline") == "1 difference(s) from the baseline:\naaaaaaaaaa: - x"
