@@ -20,7 +20,7 @@ from typing import Callable, Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
-from ..lang.regex import lazy_re
+from ..lang.regex import lazy_re, required_substrings
 from ..model import Evidence, Finding, record
 from . import detector
 from .atomics import symbol_family
@@ -301,6 +301,17 @@ SAFETY_MARKERS = {
     "a barrier": lazy_re(r"__syncthreads|\bbarrier\s*\(|s_barrier|debug_barrier"),
     "a bounds check": lazy_re(r"\bif\s*\(?[^:]*<\s*\w+|\bassert\b|TORCH_CHECK|AITER_CHECK"),
 }
+ANY_SAFETY_MARKER = lazy_re("|".join(f"(?:{marker.pattern})" for marker in SAFETY_MARKERS.values()))
+
+
+def _may_hold_marker() -> Callable[[str], bool]:
+    """False for a line no safety marker can match: every match holds one of a few strings (`int64`,
+    `mask`, `if`, …), and most lines of a large rewritten block hold none; testing them is a fraction
+    of searching the five patterns (aiter 00cbe979f2: 9,025 source lines, 0.16 -> 0.04 s)."""
+    held = required_substrings(ANY_SAFETY_MARKER.pattern)
+    if held is None:
+        return lambda line: ANY_SAFETY_MARKER.search(line) is not None
+    return lambda line: any(s in line for s in held)
 # A check of the element type is no bounds check: a copy made for another dtype must change it (aiter
 # 6ca94eba15: the int8 copy of an a8w4 wrapper drops `assert x.dtype.itemsize > 1`, false for int8).
 TYPE_CHECK = lazy_re(r"dtype|itemsize|element_size|scalar_type|is_fp8|float8|\bfp4|int8")
@@ -385,6 +396,7 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
     mine = [strip.sub("", t) for t in _code_only(copy, language)]
     squashed = [_squash(t) for t in mine]
     kept = set(squashed)
+    may_hold_marker = _may_hold_marker()
     matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
         if op == "delete" and a2 - a1 <= MAX_LOST_BLOCK:
@@ -405,7 +417,7 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
                             yield max(b1, 1), what, i + 1, source[i].strip()
         elif op == "replace":
             for i in range(a1, a2):
-                if _squash(src[i]) in kept:
+                if not may_hold_marker(src[i]) or _squash(src[i]) in kept:
                     continue
                 alike: tuple[float, int] | None = None  # the copy's line most like this one, asked once
                 for what, marker in SAFETY_MARKERS.items():
