@@ -14,9 +14,9 @@ the child's user + sys (not its waiting; a loaded machine still inflates it by a
 shared caches and cores: compare two engines with --against, which reviews each commit with both
 back to back, rather than runs taken at different times, and --repeat N keeps each review's least
 CPU of N runs), its memory the child's peak RSS. The machine's own speed is printed beside the
-figures (a fixed Python loop's CPU before and after the reviews). Reviews run in parallel (`--jobs`, default: every core). Prints
-p50/p95/max CPU seconds over the last `--count` commits and per commit for the `--largest`
-commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
+figures (a fixed Python loop's CPU before and after the reviews). Reviews run in parallel (`--jobs`,
+default: every core). Prints p50/p95/max CPU seconds over the last `--count` commits and per commit
+for the `--largest` commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
 review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
 --baseline, compares findings against such a file and prints every difference. With --setup,
 also the CPU each review spends outside the pipeline's stages: interpreter start, imports, argument
