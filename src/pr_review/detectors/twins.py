@@ -12,7 +12,7 @@ import io
 import keyword
 import re
 import tokenize
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from difflib import SequenceMatcher
 from functools import cached_property, lru_cache
 from typing import Callable, Iterable, Iterator
@@ -126,7 +126,8 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
         head_lines = review.source.lines(f.path)
         if not base_spans or not head_spans:
             continue
-        added = [(n, _squash(t)) for n, t in (code.added if code else f.added)]
+        added = sorted((n, _squash(t)) for n, t in (code.added if code else f.added))
+        added_at = [n for n, _ in added]
         added_squashed = {t for _, t in added}
         base_lines = review.source.lines(f.old_path or f.path, "base")
         removed_per_function: dict[str, int] = {}
@@ -151,15 +152,13 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
             if old in added_squashed:
                 continue  # moved, not changed
             # the new form: the most similar added statement (a formatter may have split it over lines);
-            # one whose bound on the ratio (`quick_ratio`) is below the threshold cannot be it
-            matchers = ((SequenceMatcher(None, old, _statement(head_lines, n)), n)
-                        for n, t in added if fixed_in.first <= n <= fixed_in.last
-                        and SequenceMatcher(None, old, t).real_quick_ratio() >= FIX_SIMILARITY / 2)
-            scored = [(m.ratio(), n) for m, n in matchers if m.quick_ratio() >= FIX_SIMILARITY]
-            ratio, n = max(scored, default=(0.0, 0))
-            new = _statement(head_lines, n) if n else ""
+            # one whose bounds on the ratio (lengths, then `quick_ratio`) are below the threshold cannot be it
+            within = added[bisect_left(added_at, fixed_in.first):bisect_right(added_at, fixed_in.last)]
+            ratio, n = _most_alike(old, ((n, _statement(head_lines, n)) for n, t in within
+                                         if _length_ratio(old, t) >= FIX_SIMILARITY / 2), FIX_SIMILARITY)
             if ratio < FIX_SIMILARITY:
                 continue  # deleted rather than rewritten into a corrected form
+            new = _statement(head_lines, n)
             if _core(text) in new.replace("(", "").replace(")", ""):
                 continue  # the formula survives whole in the new form: a restyle (`if c: return False` -> `return not c`)
             if _core(text) in _inlined(new, added, fixed_in).replace("(", "").replace(")", ""):
@@ -208,6 +207,12 @@ def sibling_variant_unfixed(review: ReviewInput) -> Iterable[Finding]:
                         tag="inferred",
                         evidence=[Evidence(f.old_path or f.path, base_line, text.strip(), side="base")],
                     )
+
+
+def _length_ratio(a: str, b: str) -> float:
+    """`SequenceMatcher(None, a, b).real_quick_ratio()`, the bound on their ratio their lengths set, without
+    building the matcher (which indexes `b`): asked of every added line of a fixed function per removed line."""
+    return 2 * min(len(a), len(b)) / (len(a) + len(b)) if a or b else 1.0
 
 
 def fixed_in_span(fixes: dict[str, list[tuple[int, str, Span, Span]]], name: str) -> slice:
@@ -426,22 +431,25 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
                     if not have or (what == "a bounds check" and TYPE_CHECK.search(src[i])):
                         continue
                     if alike is None:
-                        alike = _most_alike(_squash(src[i]), squashed, range(b1, b2))
+                        alike = _most_alike(_squash(src[i]), ((k, squashed[k]) for k in range(b1, b2)), PAIR_SIMILARITY)
                     ratio, j = alike
                     if ratio >= PAIR_SIMILARITY and not marker.search(mine[j]) \
                             and not marker.search(_around(mine, j)):  # none left in the statement (a reflowed call)
                         yield j + 1, what, i + 1, source[i].strip()
 
 
-def _most_alike(text: str, others: list[str], within: range) -> tuple[float, int]:
-    """`max((SequenceMatcher(None, text, others[k]).ratio(), k) for k in within)` (default (0.0, -1))
-    wherever it is PAIR_SIMILARITY or more, which is all a caller reads: a pair whose cheap upper bound
-    is below that, or below the best ratio so far, cannot be the maximum and is not matched in full."""
+def _most_alike(text: str, others: Iterable[tuple[int, str]], threshold: float) -> tuple[float, int]:
+    """`max((SequenceMatcher(None, text, other).ratio(), k) for k, other in others)` (default (0.0, -1))
+    wherever it is `threshold` or more, which is all a caller reads: a pair whose cheap upper bounds (the
+    lengths, `quick_ratio`) are below that, or below the best ratio so far, cannot be the maximum and is
+    not matched in full."""
     best, at = 0.0, -1
-    for k in within:
-        m = SequenceMatcher(None, text, others[k])
-        floor = max(best, PAIR_SIMILARITY)
-        if m.real_quick_ratio() < floor or m.quick_ratio() < floor:
+    for k, other in others:
+        floor = max(best, threshold)
+        if _length_ratio(text, other) < floor:
+            continue
+        m = SequenceMatcher(None, text, other)
+        if m.quick_ratio() < floor:
             continue
         r = m.ratio()
         if (r, k) > (best, at):
@@ -866,16 +874,9 @@ MAX_PAIRINGS = 2500
 
 
 def _best(text: str, others: list[str], within: range) -> int:
-    """The index in `within` of the statement most like `text` (at least PAIR_SIMILARITY alike), or -1; the
-    cheap upper bounds are tried before the full ratio."""
-    best, at = PAIR_SIMILARITY, -1
-    for k in within:
-        m = SequenceMatcher(None, text, others[k])
-        if m.real_quick_ratio() >= best and m.quick_ratio() >= best:
-            r = m.ratio()
-            if r >= best:
-                best, at = r, k
-    return at
+    """The index in `within` of the statement most like `text` (at least PAIR_SIMILARITY alike), or -1."""
+    ratio, at = _most_alike(text, ((k, others[k]) for k in within), PAIR_SIMILARITY)
+    return at if ratio >= PAIR_SIMILARITY else -1
 
 
 def _pair_asymmetries(fs: _Side, fb: list[int], gs: _Side, gb: list[int]) -> list[tuple[str, int, int | None, bool]]:
