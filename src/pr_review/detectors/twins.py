@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Iterator
 from ..git.diff import ChangedFile
 from ..lang import cpp
 from ..lang.index import index_of
+from ..lang.matching import LineMatcher
 from ..lang.regex import lazy_re, required_substrings
 from ..model import Evidence, Finding, record
 from . import detector
@@ -403,7 +404,7 @@ def _asymmetries(source: list[str], copy: list[str], language: str = "python") -
     squashed = [_squash(t) for t in mine]
     kept = set(squashed)
     may_hold_marker = _may_hold_marker()
-    matcher = SequenceMatcher(None, [_squash(t) for t in source], [_squash(t) for t in copy], autojunk=False)
+    matcher = LineMatcher([_squash(t) for t in source], [_squash(t) for t in copy])
     for op, a1, a2, b1, b2 in matcher.get_opcodes():
         if op == "delete" and a2 - a1 <= MAX_LOST_BLOCK:
             w = MAX_LOST_BLOCK  # the same stretch on both sides: the source's, and the copy's without the run
@@ -885,7 +886,7 @@ def _pair_asymmetries(fs: _Side, fb: list[int], gs: _Side, gb: list[int]) -> lis
     only one twin has (when the other's neighbourhood lacks it too)."""
     out: list[tuple[str, int, int | None, bool]] = []
     a, b = [fs.lines[i - 1] for i in fb], [gs.lines[i - 1] for i in gb]
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    matcher = LineMatcher(a, b)
 
     def count(side: _Side, lines: list[int], kind: str) -> int:
         return sum(side.marks.get(i, {}).get(kind, 0) for i in lines)
@@ -1019,7 +1020,7 @@ def twin_function_divergence(review: ReviewInput) -> Iterable[Finding]:
                     gb_base = gbs.body(tw_base)
                     if len(gb_base) < MIN_TWIN_BODY or min(len(gb_base), len(fb_base)) < 0.6 * max(len(gb_base), len(fb_base)):
                         continue
-                    matcher = SequenceMatcher(None, base_text, [gbs.lines[i - 1] for i in gb_base], autojunk=False)
+                    matcher = LineMatcher(base_text, [gbs.lines[i - 1] for i in gb_base])
                     if matcher.real_quick_ratio() < TWIN_BODY or matcher.quick_ratio() < TWIN_BODY or matcher.ratio() < TWIN_BODY:
                         continue  # not twins on base
                     gb_head = gh.body(twin)
