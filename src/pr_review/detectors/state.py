@@ -297,8 +297,9 @@ class _Flow:
                 return self.block(s.body, state.copy())
             if known is False:
                 return self.block(s.orelse, state.copy())
-            after = _merge([self.block(s.body, state.copy()), self.block(s.orelse, state.copy())], s, self.locals, state)
-            if after is not None and not s.orelse and self.block(s.body, state.copy()) is None:
+            through_body = self.block(s.body, state.copy())
+            after = _merge([through_body, self.block(s.orelse, state.copy())], s, self.locals, state)
+            if after is not None and not s.orelse and through_body is None:
                 # `if not has_seqs: return` after `if has_seqs: fwd_out = …`: past this exit the earlier
                 # test held, so what its branch bound is bound here
                 for name, cause in list(after.causes.items()):
