@@ -1,0 +1,21 @@
+"""The symbols evidence reads one-line patterns on the lines holding a name, found with str.find: the
+same lines, in order, as splitting the whole text and keeping those that hold it."""
+from __future__ import annotations
+
+import random
+
+from pr_review.evidence.symbols import lines_holding
+
+
+def test_the_lines_are_those_of_splitting_the_text():
+    rng = random.Random(11)
+    for _ in range(3000):
+        text = "".join(rng.choice(["ab", "a", "b", "\n", "\r\n", " ", "ba", "x"]) for _ in range(rng.randint(0, 30)))
+        name = rng.choice(["a", "ab", "ba", "b", "x\n", "zz"])
+        if "\n" in name:
+            continue  # a name is an identifier
+        assert lines_holding(text, name) == "\n".join(line for line in text.split("\n") if name in line)
+
+
+def test_an_empty_name_holds_every_line():
+    assert lines_holding("a\nb\n", "") == "a\nb\n"
