@@ -4,8 +4,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
+import pytest
+
 from pr_review.lang.index import index_of
-from pr_review.lang.python import qualified_functions
+from pr_review.lang.python import SHARED_LEAVES, qualified_functions
 
 SOURCE = textwrap.dedent('''
     """Module docstring."""
@@ -34,9 +36,23 @@ def tree() -> ast.Module:
     return ast.parse(SOURCE)
 
 
-def test_nodes_are_ast_walk_order():
+def _walked(node: ast.AST) -> list[ast.AST]:
+    """`ast.walk` without the shared leaves (Load, Add, Eq, …), which the index leaves out."""
+    return [n for n in ast.walk(node) if not isinstance(n, SHARED_LEAVES)]
+
+
+def test_nodes_are_ast_walk_order_without_the_shared_leaves():
     t = tree()
-    assert index_of(t).nodes == list(ast.walk(t))
+    assert index_of(t).nodes == _walked(t)
+    assert len(index_of(t).nodes) < len(list(ast.walk(t)))
+
+
+def test_the_shared_leaves_are_one_object_per_kind_and_no_type_the_index_answers_for():
+    first, second = ast.parse("x = a + b"), ast.parse("y = c + d")
+    assert first.body[0].value.op is second.body[0].value.op and first.body[0].targets[0].ctx is ast.parse("z = 1").body[0].targets[0].ctx
+    for kind in (ast.Load, ast.Add, ast.operator, (ast.Name, ast.Eq)):
+        with pytest.raises(ValueError):
+            index_of(first).of_type(kind)
 
 
 def test_parents_map_every_child_to_its_parent():
@@ -44,7 +60,7 @@ def test_parents_map_every_child_to_its_parent():
     parents = index_of(t).parents
     for parent in ast.walk(t):
         for child in ast.iter_child_nodes(parent):
-            if not isinstance(child, ast.expr_context):  # Load/Store are shared singletons
+            if not isinstance(child, SHARED_LEAVES):  # Load, Add, …: one object for every holder
                 assert parents[child] is parent
     assert t not in parents
 
@@ -92,15 +108,19 @@ def test_index_is_built_once_per_tree_and_per_subtree():
     assert index_of(t) is index_of(t)
     func = qualified_functions(t)["helper"]
     assert index_of(func) is not index_of(t)
-    assert index_of(func).nodes == list(ast.walk(func))
+    assert index_of(func).nodes == _walked(func)
     assert index_of(tree()) is not index_of(t)  # another parse is another tree
 
 
-def test_depth_counts_levels():
+def test_depth_counts_levels_with_the_shared_leaves():
     assert index_of(ast.parse("")).depth == 1
     assert index_of(ast.parse("x")).depth == 4  # Module > Expr > Name > Load
+    assert index_of(ast.parse("1")).depth == 3  # Module > Expr > Constant
     nested = ast.parse("(" * 40 + "1" + ")" * 40 + " + " + "a + " * 60 + "a")
     assert index_of(nested).depth == _depth(nested) > 60
+    for text in ("-x", "not x", "a < b", "x += 1", "f(1)", "[1, 2]", "a.b = 1", "del a[1]", EDGES, SOURCE):
+        t = ast.parse(text)
+        assert index_of(t).depth == _depth(t), text
 
 
 def _depth(node: ast.AST) -> int:
@@ -142,14 +162,14 @@ def test_walks_read_every_child_on_every_field_shape():
     t = ast.parse(EDGES)
     expected = list(ast.walk(t))
     assert list(walk(t)) == expected
-    assert index_of(t).nodes == expected
+    assert index_of(t).nodes == _walked(t)
     assert {type(n).__name__ for n in expected} >= {"MatchMapping", "MatchClass", "MatchOr", "MatchAs",
                                                   "TryStar", "JoinedStr", "FormattedValue", "AsyncWith"}
     parents = index_of(t).parents
     for node in expected:
         assert children(node) == list(ast.iter_child_nodes(node))
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, ast.expr_context):
+            if not isinstance(child, SHARED_LEAVES):
                 assert parents[child] is node
 
 

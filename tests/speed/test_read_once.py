@@ -199,7 +199,7 @@ def test_a_family_regex_is_checked_when_the_families_are_validated(tmp_path: Pat
 
 
 @pytest.mark.parametrize("kind", [ast.Call, ast.Constant, ast.FunctionDef, ast.AsyncFunctionDef, ast.stmt, ast.expr,
-                                  (ast.FunctionDef, ast.AsyncFunctionDef), ast.Num, ast.Str, ast.operator, ast.Load])
+                                  (ast.FunctionDef, ast.AsyncFunctionDef), ast.Num, ast.Str, ast.BinOp, ast.Name])
 def test_nodes_of_a_type_come_from_one_pass_and_match_isinstance_in_walk_order(kind):
     from pr_review.lang.index import PythonIndex
 
@@ -505,7 +505,7 @@ def test_a_module_binds_a_name_as_a_reading_of_its_whole_text_finds_it():
     import re
     from types import SimpleNamespace
 
-    from pr_review.evidence.symbols import ASSIGN_RE, DEF_RE, GLOBAL_RE, IMPORT_RE, Resolver
+    from pr_review.evidence.symbols import ASSIGN_RE, DEF_RE, GLOBAL_RE, IMPORT_RE, Resolver, lines_holding
 
     text = textwrap.dedent("""\
         from pkg.ops import (alpha,
@@ -543,7 +543,7 @@ def test_a_module_binds_a_name_as_a_reading_of_its_whole_text_finds_it():
         names.update(n.strip() for n in declared.split(","))
     asked = set(re.findall(r"\w+", text)) | {"absent", "alph", "osp_x"}
     resolver = SimpleNamespace(_textdefs={})
-    assert {n for n in asked if Resolver._text_binds(resolver, "m.py", text, n)} == names & asked
+    assert {n for n in asked if Resolver._text_binds(resolver, "m.py", text, lines_holding(text, n), n)} == names & asked
     assert {"alpha", "b2", "gamma", "osp", "json", "fwd", "fetch", "Tuner", "limit", "a", "c", "d", "e",
             "k", "counter", "cache", "x_y", "w_t", "last"} <= names
 

@@ -16,7 +16,7 @@ from itertools import chain, compress, islice, repeat
 from operator import sub
 from typing import Iterator, TypeVar
 
-from .python import SCOPE_TYPES, dotted_name, push_children, qualified_functions
+from .python import INDEXED_FIELDS, SCOPE_TYPES, SHARED_LEAVES, dotted_name, push_children, qualified_functions
 
 Node = TypeVar("Node", bound=ast.AST)
 
@@ -28,7 +28,9 @@ class PythonIndex:
 
     @property
     def nodes(self) -> list[ast.AST]:
-        """Every node of the tree, in the order `ast.walk` yields them (breadth first)."""
+        """Every node of the tree but the shared leaves (SHARED_LEAVES: `Load`, `Add`, `Eq`, …, a third of a
+        tree's nodes, one object however many nodes hold it, read from its holder), in the order `ast.walk`
+        yields them (breadth first)."""
         return self._walked[0]
 
     @cached_property
@@ -47,7 +49,7 @@ class PythonIndex:
 
     @property
     def depth(self) -> int:
-        """Levels of the tree (1: the root alone)."""
+        """Levels of the tree, its shared leaves counted (1: the root alone)."""
         return self._walked[1]
 
     @cached_property
@@ -60,6 +62,7 @@ class PythonIndex:
         level: list[ast.AST] = [self.tree]
         depth = 0
         self._child_marks: list[array] = []
+        fields = INDEXED_FIELDS
         while level:
             depth += 1
             nodes.extend(level)
@@ -68,7 +71,7 @@ class PythonIndex:
             marks = array("H")  # two bytes a node until a level holds 65,536 nodes
             mark = marks.append
             for node in level:
-                push_children(node, push, extend)
+                push_children(node, push, extend, fields)
                 try:
                     mark(len(below))
                 except OverflowError:
@@ -76,12 +79,17 @@ class PythonIndex:
                     mark = marks.append
                     mark(len(below))
             self._child_marks.append(marks)
+            if not below and any(map(fields.leafy.__contains__, map(type, level))):
+                depth += 1  # the deepest level holds a node with a shared leaf under it
             level = below
         return nodes, depth
 
     def of_type(self, kind: type[Node]) -> list[Node]:
-        """The nodes of one type (subclasses included), in `ast.walk` order."""
+        """The nodes of one type (subclasses included), in `ast.walk` order; not of a shared leaf type,
+        which the index leaves out."""
         if kind not in self._by_type:
+            if any(issubclass(k, SHARED_LEAVES) for k in (kind if isinstance(kind, tuple) else (kind,))):
+                raise ValueError(f"the index leaves out shared leaves such as {kind}: read them from their holders")
             exact = self._by_exact_type
             # a plain node class (not ast.Num & co., whose isinstance is custom) with no subclass in
             # the tree: its own bucket; an abstract type (ast.stmt) or a tuple: the buckets interleave

@@ -52,15 +52,26 @@ def _parse(text: str, filename: str, mode: str) -> ast.AST:
     return tree
 
 
+# The node types the parser shares between every node that holds one (one `Load()`, one `Add()`): a
+# context or an operator, with no fields and no children, read from its holder (`name.ctx`, `binop.op`).
+SHARED_LEAVES = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
+
+
 class _ChildFields(dict):
     """Per node type, the fields that can hold nodes, as (name, holds a list): read once per type from
     the ASDL signature Python gives as the class docstring (`Name(identifier id, expr_context ctx)`).
     identifier/string/constant/int fields never hold a node, so walks skip them (a third of a walk's
     time); a `*` field is a list, whose None entries (`Dict.keys` for `**d`) are not nodes. A type
     whose signature does not read back as its `_fields` keeps every field, checked at run time
-    (holds a list: None) as `ast.iter_child_nodes` does."""
+    (holds a list: None) as `ast.iter_child_nodes` does. `skipped`: the ASDL types of fields to leave
+    out besides the scalars."""
 
     SCALARS = frozenset({"identifier", "string", "constant", "int"})
+
+    def __init__(self, skipped: frozenset[str] = frozenset()) -> None:
+        super().__init__()
+        self.skipped = self.SCALARS | skipped
+        self.leafy: set[type] = set()  # the types that hold a field left out for its ASDL type, not a scalar
 
     def __missing__(self, kind: type) -> tuple[tuple[str, bool | None], ...]:
         fields: tuple[str, ...] = getattr(kind, "_fields", ())
@@ -70,7 +81,9 @@ class _ChildFields(dict):
         if fields and head == kind.__name__ and [d[-1] for d in declared] == list(fields) \
                 and all(len(d) == 2 for d in declared):
             spec = tuple((name, kind_.endswith("*")) for kind_, name in declared
-                         if kind_.rstrip("?*") not in self.SCALARS)
+                         if kind_.rstrip("?*") not in self.skipped)
+            if any(kind_.rstrip("?*") in self.skipped - self.SCALARS for kind_, _ in declared):
+                self.leafy.add(kind)
         else:
             spec = tuple((name, None) for name in fields)
         self[kind] = spec
@@ -78,11 +91,14 @@ class _ChildFields(dict):
 
 
 CHILD_FIELDS = _ChildFields()
+# The fields a tree's index walks: every child but the shared leaves (a third of a tree's nodes).
+INDEXED_FIELDS = _ChildFields(frozenset(leaf.__name__ for leaf in SHARED_LEAVES))
 
 
-def push_children(node: ast.AST, push, extend) -> None:
-    """Hand `node`'s child nodes, in field order, to `push` (one) and `extend` (a list of them)."""
-    for name, many in CHILD_FIELDS[type(node)]:
+def push_children(node: ast.AST, push, extend, fields: _ChildFields = CHILD_FIELDS) -> None:
+    """Hand `node`'s child nodes, in field order, to `push` (one) and `extend` (a list of them); the
+    children `fields` reads (by default, every one)."""
+    for name, many in fields[type(node)]:
         value = getattr(node, name, None)
         if many:
             extend(value if None not in value else [item for item in value if item is not None])
