@@ -1,5 +1,6 @@
-"""The symbols evidence reads one-line patterns on the lines holding a name, found with str.find: the
-same lines, in order, as splitting the whole text and keeping those that hold it."""
+"""Text searches narrowed by a string every match holds: the symbols evidence reads one-line patterns on
+the lines holding a name, found with str.find (the same lines, in order, as splitting the whole text and
+keeping those that hold it); a script's `__main__` guard is looked for only in a text holding `__main__`."""
 from __future__ import annotations
 
 import random
@@ -19,3 +20,11 @@ def test_the_lines_are_those_of_splitting_the_text():
 
 def test_an_empty_name_holds_every_line():
     assert lines_holding("a\nb\n", "") == "a\nb\n"
+
+
+def test_the_main_guard_is_found_as_the_pattern_finds_it():
+    from pr_review.repofacts import MAIN_GUARD, _has_main_guard
+    texts = ['if __name__ == "__main__":\n    main()\n', "x = 1\nif __name__ == '__main__': run()\n",
+             "  if __name__ == '__main__':\n", "print('__main__')\n", "if __name__ != '__main__': pass\n", ""]
+    for text in texts:
+        assert _has_main_guard(text) == (MAIN_GUARD.search(text) is not None)
