@@ -13,7 +13,7 @@ Each review runs `python -m pr_review review --format json` in its own process; 
 the child's user + sys (not its waiting; a loaded machine still inflates it by a fifth or more,
 shared caches and cores: compare two engines with --against, which reviews each commit with both
 back to back, rather than runs taken at different times, and --repeat N keeps each review's least
-CPU of N runs), its memory the child's peak RSS. The machine's own speed is printed beside the
+CPU of N runs, one per pass over the commits), its memory the child's peak RSS. The machine's own speed is printed beside the
 figures (a fixed Python loop's CPU before and after the reviews). Reviews run in parallel (`--jobs`,
 default: every core). Prints p50/p95/max CPU seconds over the last `--count` commits and per commit
 for the `--largest` commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
@@ -164,35 +164,34 @@ def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
             engines: list[str | None], setup: bool = False, repeat: int = 1) -> list[list[dict]]:
     """Rows per engine, in commit order. With two engines each commit is reviewed by both back to
     back, which one goes first alternating, so the machine's load weighs on both alike. With
-    `repeat`, each is reviewed that many times and keeps its run of least CPU: load only ever adds
-    to a review's CPU, so the least of a few runs is the closest to its own cost."""
-    rows: list[list[dict]] = [[] for _ in engines]
-    progress = Progress(len(commits))
+    `repeat`, every commit is reviewed that many times, in as many passes over the list (every other
+    pass in reverse order), and each review keeps its run of least CPU: load only ever adds to a
+    review's CPU, and a machine its neighbours slow for minutes at a time slows one pass, where runs
+    taken back to back would all land in the slow minutes."""
+    best: dict[tuple[int, int], dict] = {}  # (commit, engine) → the run of least CPU so far
+    progress = Progress(len(commits) * repeat)
     for engine in engines:
         review_one(repo, commits[0], profile, engine)  # untimed: fills the byte-code cache
 
-    def each(i: int, commit: Commit) -> dict[int, dict]:
-        best: dict[int, dict] = {}
-        for run in range(repeat):
-            order = range(len(engines)) if (i + run) % 2 == 0 else reversed(range(len(engines)))
-            for k in order:
-                if "error" in best.get(k, {}):
-                    continue  # a review that failed fails again: once is enough
-                row = review_one(repo, commit, profile, engines[k], setup)
-                if k not in best or "error" in row or row["cpu"] < best[k]["cpu"]:
-                    best[k] = row
-        return best
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
-        futures = [pool.submit(each, i, c) for i, c in enumerate(commits)]
-        for future in as_completed(futures):
-            by_engine = future.result()
-            for k, row in by_engine.items():
-                rows[k].append(row)
-                if "error" in row and not progress.enabled:
-                    print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
-            progress.advance(failed=any("error" in row for row in by_engine.values()))
-    order = {c.sha: i for i, c in enumerate(commits)}
-    return [sorted(r, key=lambda row: order[row["sha"]]) for r in rows]
+    def both(i: int, run: int) -> dict[int, dict]:
+        order = range(len(engines)) if (i + run) % 2 == 0 else reversed(range(len(engines)))
+        # a review that failed fails again: once is enough
+        return {k: review_one(repo, commits[i], profile, engines[k], setup) for k in order
+                if "error" not in best.get((i, k), {})}
+    for run in range(repeat):
+        passed = range(len(commits)) if run % 2 == 0 else reversed(range(len(commits)))
+        with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
+            futures = {pool.submit(both, i, run): i for i in passed}
+            for future in as_completed(futures):
+                i, by_engine = futures[future], future.result()
+                for k, row in by_engine.items():
+                    kept = best.get((i, k))
+                    if kept is None or "error" in row or row["cpu"] < kept["cpu"]:
+                        best[(i, k)] = row
+                    if "error" in row and not progress.enabled:
+                        print(f"{row['sha'][:10]} FAILED: {row['error']}", file=sys.stderr)
+                progress.advance(failed=any("error" in row for row in by_engine.values()))
+    return [[best[(i, k)] for i in range(len(commits)) if (i, k) in best] for k in range(len(engines))]
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -300,8 +299,9 @@ def main() -> int:
     parser.add_argument("--against-jsonl", help="write the --against engine's rows here, as --jsonl does --engine's")
     parser.add_argument("--setup", action="store_true", help="also measure the CPU time each review spends outside "
                         "the pipeline's stages (the children run pr_review through a small wrapper that times them)")
-    parser.add_argument("--repeat", type=int, default=1, help="review each commit N times (per engine, interleaved) "
-                        "and keep the run of least CPU: on a shared machine the least of 3-5 runs is the stable figure")
+    parser.add_argument("--repeat", type=int, default=1, help="review each commit N times, in N passes over the "
+                        "commits (per engine, interleaved), and keep the run of least CPU: on a shared machine the "
+                        "least of 3-5 runs is the stable figure")
     args = parser.parse_args()
 
     commits = recent_commits(args.repo, args.rev, args.count)

@@ -47,7 +47,7 @@ def test_the_setup_wrapper_reviews_as_python_m_does(tmp_path: Path):
     assert "setup_cpu" in wrapped and "setup_cpu" not in plain
 
 
-def test_repeated_runs_keep_each_engines_least_cpu_and_alternate_who_goes_first(monkeypatch):
+def test_repeated_runs_are_passes_that_keep_each_engines_least_cpu_and_alternate_who_goes_first(monkeypatch):
     bench = _benchmark()
     runs: list[tuple[str, str | None]] = []
     cpu = {("a", "old"): iter([9.9, 0.9, 0.5, 0.7]), ("a", "new"): iter([9.9, 0.4, 0.6, 0.3]),  # warm-up first
@@ -67,6 +67,9 @@ def test_repeated_runs_keep_each_engines_least_cpu_and_alternate_who_goes_first(
     timed = [r for r in runs[2:] if r[0] == "a"]  # after the two untimed warm-up runs
     assert timed == [("a", "old"), ("a", "new"), ("a", "new"), ("a", "old"), ("a", "old"), ("a", "new")]
     assert runs.count(("c", "old")) == runs.count(("c", "new")) == 1  # a failure is not run again
+    # one pass over the commits per run, every other pass in reverse: a slow spell of the machine
+    # weighs on one pass, not on every run of the commits it lasts through
+    assert "".join(sha for sha, _ in runs[2:]) == "aabbcc" + "bbaa" + "aabb"
 
 
 def test_a_run_prints_the_machine_speed_before_and_after_its_reviews(tmp_path: Path, monkeypatch, capsys):
