@@ -18,7 +18,7 @@ from ..detectors.base import ReviewInput
 from ..lang.index import index_of
 from ..lang.python import walk
 from ..lang.regex import lazy_re
-from ..source import Source
+from ..source import Source, lines_holding
 from . import Artifact, collector
 from ._util import blob_kind, short
 from ..model import field, record
@@ -47,24 +47,6 @@ class Unresolved:
 class SymbolsData:
     checked: int = 0
     unresolved: list[Unresolved] = field(default_factory=list)
-
-
-def lines_holding(text: str, name: str) -> str:
-    """`"\\n".join(line for line in text.split("\\n") if name in line)`, found with `str.find`: a pattern
-    that matches within one line and holds `name` finds the same in these lines as in the whole text,
-    and a module of thousands of lines names an imported name on a few (aiter 00cbe979f2: searching
-    whole texts was half of this evidence's time)."""
-    if not name:
-        return text
-    lines: list[str] = []
-    at = text.find(name)
-    while at >= 0:
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        lines.append(text[start:end])
-        at = text.find(name, end)
-    return "\n".join(lines)
 
 
 class Resolver:
