@@ -13,7 +13,7 @@ from typing import Iterable, Literal
 
 from .lang.index import index_of
 from .lang.python import dotted_name
-from .lang.regex import lazy_re
+from .lang.regex import lazy_re, may_match
 from .profiles import Profile
 from .source import Side, Source
 
@@ -192,9 +192,9 @@ def _jit_path(entry: object) -> str | None:
 
 
 def _has_main_guard(text: str) -> bool:
-    """`if __name__ == "__main__":` at the start of a line. A match holds `__main__`, and looking for that
-    string first spares the line-anchored pattern's try at every line of every changed file."""
-    return "__main__" in text and MAIN_GUARD.search(text) is not None
+    """`if __name__ == "__main__":` at the start of a line. The strings every match holds are looked for
+    first (`may_match`): the line-anchored pattern tries every line of every changed file."""
+    return may_match(MAIN_GUARD)(text) and MAIN_GUARD.search(text) is not None
 
 
 def _module_leaf(path: str) -> str:

@@ -28,3 +28,12 @@ def test_the_main_guard_is_found_as_the_pattern_finds_it():
              "  if __name__ == '__main__':\n", "print('__main__')\n", "if __name__ != '__main__': pass\n", ""]
     for text in texts:
         assert _has_main_guard(text) == (MAIN_GUARD.search(text) is not None)
+
+
+def test_a_case_insensitive_pattern_is_not_narrowed_by_its_literal_strings():
+    import re
+
+    from pr_review.lang.regex import lazy_re, may_match
+    pattern = lazy_re(r"fnuz_dtype", re.IGNORECASE)
+    assert may_match(pattern)("FNUZ_DTYPE = x") and not may_match(pattern)("float8 = y")
+    assert may_match(lazy_re(r"fnuz_dtype"))("x = fnuz_dtype") and not may_match(lazy_re(r"fnuz_dtype"))("FNUZ_DTYPE")

@@ -28,7 +28,9 @@ def test_the_prefilter_passes_every_line_a_marker_matches_and_drops_plain_code()
 
 
 def test_without_stored_strings_the_prefilter_is_the_markers_own_search(monkeypatch):
-    monkeypatch.setattr(twins, "required_substrings", lambda pattern: None)
+    from pr_review.lang import regex
+
+    monkeypatch.setattr(regex, "required_substrings", lambda pattern: None)
     may_hold = twins._may_hold_marker()
     for line in LINES:
         assert may_hold(line) == any(m.search(line) for m in twins.SAFETY_MARKERS.values())

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import sys
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable
 
 from ..kept import MarshalStore, cache_file
 
@@ -114,6 +114,16 @@ def required_substrings(pattern: str) -> tuple[str, ...] | None:
     held = None if parsed.state.flags & re.IGNORECASE else _required(parsed)
     store.keep(key, held)
     return held
+
+
+def may_match(pattern: re.Pattern[str]) -> Callable[[str], bool]:
+    """A test that is False for a text `pattern` cannot match, and cheaper than the search: whether the
+    text holds one of its `required_substrings`, or, when the pattern shows none (or matches regardless of
+    case), the search itself. For a pattern the engine or its rule data holds."""
+    held = None if pattern.flags & re.IGNORECASE else required_substrings(pattern.pattern)
+    if held is None:
+        return lambda text: pattern.search(text) is not None
+    return lambda text: any(s in text for s in held)
 
 
 def _required(items) -> tuple[str, ...] | None:
