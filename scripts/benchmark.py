@@ -8,6 +8,8 @@ and report the CPU time each review costs.
         --baseline before.jsonl              # the installed engine, compared with it
     python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 \
         --engine /tmp/old/src --against /tmp/new/src   # both, back to back per commit
+    python scripts/benchmark.py --repo /tmp/aiter --count 60 --largest 5 \
+        --python python3.11 --against-python python3.12   # one engine under two interpreters
 
 Each review runs `python -m pr_review review --format json` in its own process; its CPU time is
 the child's user + sys (not its waiting; a loaded machine still inflates it by a fifth or more,
@@ -37,6 +39,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pr_review.progress import Progress
+
+
+@dataclass(frozen=True)
+class Engine:
+    """What reviews: an interpreter (it runs the action, so its version weighs on every figure) and the
+    pr_review package under `src`, a checkout's src/ (None: the one that interpreter has installed)."""
+
+    python: str = sys.executable
+    src: str | None = None
+
+    def describe(self) -> str:
+        version = subprocess.run([self.python, "-c", "import sys; print(sys.version.split()[0])"],
+                                 capture_output=True, text=True).stdout.strip() or "?"
+        return f"Python {version} ({self.python}), engine {self.src or 'as installed'}"
 
 
 @dataclass(frozen=True)
@@ -110,16 +126,17 @@ runpy.run_module("pr_review", run_name="__main__", alter_sys=True)
 """
 
 
-def review_one(repo: str, commit: Commit, profile: str | None, engine: str | None, setup: bool = False) -> dict:
+def review_one(repo: str, commit: Commit, profile: str | None, engine: Engine | None, setup: bool = False) -> dict:
     """One whole-process review; the row holds its CPU time, peak RSS and findings, or its error. With
     `setup`, also the CPU time spent outside the pipeline's stages (`STAGES_CPU`)."""
-    cmd = [sys.executable, *(["-c", STAGES_CPU] if setup else ["-m", "pr_review"]), "review", "--repo", repo,
+    engine = engine or Engine()
+    cmd = [engine.python, *(["-c", STAGES_CPU] if setup else ["-m", "pr_review"]), "review", "--repo", repo,
            "--base", f"{commit.sha}^1", "--head", commit.sha, "--title", commit.subject, "--format", "json",
            "--remote", "none"]
     if profile:
         cmd += ["--profile", profile]
     row: dict = {"sha": commit.sha, "subject": commit.subject, "largest": commit.largest}
-    env = child_environment(engine)
+    env = child_environment(engine.src)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
             tempfile.NamedTemporaryFile("r", suffix=".cpu") as stages:
         env["PR_REVIEW_STAGES_CPU"] = stages.name
@@ -161,7 +178,7 @@ def review_one(repo: str, commit: Commit, profile: str | None, engine: str | Non
 
 
 def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
-            engines: list[str | None], setup: bool = False, repeat: int = 1) -> list[list[dict]]:
+            engines: list[Engine], setup: bool = False, repeat: int = 1) -> list[list[dict]]:
     """Rows per engine, in commit order. With two engines each commit is reviewed by both back to
     back, which one goes first alternating, so the machine's load weighs on both alike. With
     `repeat`, every commit is reviewed that many times, in as many passes over the list (every other
@@ -296,6 +313,10 @@ def main() -> int:
     parser.add_argument("--baseline", help="compare findings with this earlier --jsonl and print differences")
     parser.add_argument("--against", metavar="SRC", help="also review each commit with the package under SRC, back "
                         "to back with --engine, and compare the two (CPU figures from one run share its load)")
+    parser.add_argument("--python", default=sys.executable, help="the interpreter that runs the reviews (default: "
+                        "this one)")
+    parser.add_argument("--against-python", metavar="PYTHON", help="the interpreter for --against (default: --python); "
+                        "without --against, compares --engine under the two interpreters")
     parser.add_argument("--against-jsonl", help="write the --against engine's rows here, as --jsonl does --engine's")
     parser.add_argument("--setup", action="store_true", help="also measure the CPU time each review spends outside "
                         "the pipeline's stages (the children run pr_review through a small wrapper that times them)")
@@ -308,24 +329,27 @@ def main() -> int:
     if args.largest:
         seen = {c.sha for c in commits}
         commits += [c for c in largest_commits(args.repo, args.rev, args.largest_of, args.largest) if c.sha not in seen]
-    engines = [args.engine] + ([args.against] if args.against else [])
+    engines = [Engine(args.python, args.engine)]
+    if args.against or args.against_python:
+        engines.append(Engine(args.against_python or args.python, args.against or args.engine))
     before = machine_seconds()
     runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines, args.setup, max(1, args.repeat))
     print(f"machine: `{CALIBRATION}` cost {before:.3f} s CPU before the reviews, {machine_seconds():.3f} s after "
           "(runs taken at different times compare only beside it)")
     rows = runs[0]
+    print(engines[0].describe())
     if args.jsonl:
         with open(args.jsonl, "w", encoding="utf-8") as sink:
             sink.writelines(json.dumps(r) + "\n" for r in rows)
     print("\n".join(summarize(rows)))
     if args.baseline:
         print(verdict(compare(rows, load_rows(args.baseline)), rows, "the baseline"))
-    if args.against:
+    if len(engines) > 1:
         other = runs[1]
         if args.against_jsonl:
             with open(args.against_jsonl, "w", encoding="utf-8") as sink:
                 sink.writelines(json.dumps(r) + "\n" for r in other)
-        print(f"--against {args.against}, reviewed back to back:")
+        print(f"--against: {engines[1].describe()}, reviewed back to back:")
         print("\n".join(summarize(other)))
         ratios = [b["cpu"] / a["cpu"] for a, b in zip(rows, other) if a.get("cpu") and b.get("cpu")]
         if ratios:

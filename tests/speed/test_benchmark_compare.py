@@ -85,7 +85,8 @@ def test_a_run_prints_the_machine_speed_before_and_after_its_reviews(tmp_path: P
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (f"machine: `{bench.CALIBRATION}` cost 0.250 s CPU before the reviews, 0.500 s after "
                       "(runs taken at different times compare only beside it)")
-    assert out[1].startswith("1 recent commits, CPU s: p50 ")
+    assert out[1] == f"Python {sys.version.split()[0]} ({sys.executable}), engine as installed"
+    assert out[2].startswith("1 recent commits, CPU s: p50 ")
 
 
 def test_the_machine_speed_is_the_least_cpu_of_children_running_the_fixed_loop(monkeypatch):
@@ -111,3 +112,27 @@ def test_the_verdict_counts_the_reviews_it_compared_and_calls_none_identical_whe
     assert bench.verdict([], [ok], "--engine's") == "findings identical to --engine's on 1 review(s)"
     assert bench.verdict([], [broken, broken], "--engine's") == "no review succeeded: no findings compared with --engine's"
     assert bench.verdict(["aaaaaaaaaa: - x"], [ok], "the baseline") == "1 difference(s) from the baseline:\naaaaaaaaaa: - x"
+
+
+def test_one_engine_under_two_interpreters_is_reviewed_back_to_back(tmp_path: Path, monkeypatch, capsys):
+    """--against-python alone compares interpreters: the action's Python weighs on every figure."""
+    from conftest import make_repo
+
+    bench = _benchmark()
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    seen: list[object] = []
+    real = bench.review_one
+
+    def review_one(repo, commit, profile, engine, setup=False):
+        seen.append(engine)
+        return real(repo, commit, profile, engine, setup)
+
+    monkeypatch.setattr(bench, "review_one", review_one)
+    monkeypatch.setattr(bench, "machine_seconds", lambda: 0.25)
+    monkeypatch.setattr(sys, "argv", ["benchmark.py", "--repo", str(repo), "--rev", "pr", "--count", "1", "--jobs", "1",
+                                      "--engine", "/nowhere/src", "--against-python", sys.executable])
+    assert bench.main() == 0  # nothing is under /nowhere: the children import the installed package
+    out = capsys.readouterr().out
+    assert set(seen) == {bench.Engine(sys.executable, "/nowhere/src")}  # the same engine, twice per commit
+    assert f"--against: Python {sys.version.split()[0]} ({sys.executable}), engine /nowhere/src" in out
+    assert "findings identical to --engine's on 1 review(s)" in out
