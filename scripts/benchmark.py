@@ -314,7 +314,7 @@ def main() -> int:
     parser.add_argument("--against", metavar="SRC", help="also review each commit with the package under SRC, back "
                         "to back with --engine, and compare the two (CPU figures from one run share its load)")
     parser.add_argument("--python", default=sys.executable, help="the interpreter that runs the reviews (default: "
-                        "this one)")
+                        "this one; the action installs 3.11 unless its python-version says otherwise)")
     parser.add_argument("--against-python", metavar="PYTHON", help="the interpreter for --against (default: --python); "
                         "without --against, compares --engine under the two interpreters")
     parser.add_argument("--against-jsonl", help="write the --against engine's rows here, as --jsonl does --engine's")
