@@ -16,7 +16,7 @@ the child's user + sys (not its waiting; a loaded machine still inflates it by a
 shared caches and cores: compare two engines with --against, which reviews each commit with both
 back to back, rather than runs taken at different times, and --repeat N keeps each review's least
 CPU of N runs, one per pass over the commits), its memory the child's peak RSS. The machine's own speed is printed beside the
-figures (a fixed Python loop's CPU before and after the reviews). Reviews run in parallel (`--jobs`,
+figures (a fixed Python loop's CPU before each pass and after the reviews). Reviews run in parallel (`--jobs`,
 default: every core). Prints p50/p95/max CPU seconds over the last `--count` commits and per commit
 for the `--largest` commits by changed lines among the last `--largest-of`. With --jsonl, writes one row per
 review (times, findings — annotated and preview —, derived rules, notes, per-step timings); with
@@ -178,13 +178,15 @@ def review_one(repo: str, commit: Commit, profile: str | None, engine: Engine | 
 
 
 def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
-            engines: list[Engine], setup: bool = False, repeat: int = 1) -> list[list[dict]]:
+            engines: list[Engine], setup: bool = False, repeat: int = 1,
+            speeds: list[float] | None = None) -> list[list[dict]]:
     """Rows per engine, in commit order. With two engines each commit is reviewed by both back to
     back, which one goes first alternating, so the machine's load weighs on both alike. With
     `repeat`, every commit is reviewed that many times, in as many passes over the list (every other
     pass in reverse order), and each review keeps its run of least CPU: load only ever adds to a
     review's CPU, and a machine its neighbours slow for minutes at a time slows one pass, where runs
-    taken back to back would all land in the slow minutes."""
+    taken back to back would all land in the slow minutes. `speeds`, when given, gets the machine's speed
+    (`machine_seconds`) before each pass, to tell a pass run in a slow spell from one run in a quiet one."""
     best: dict[tuple[int, int], dict] = {}  # (commit, engine) → the run of least CPU so far
     progress = Progress(len(commits) * repeat)
     for engine in engines:
@@ -196,6 +198,8 @@ def run_all(repo: str, commits: list[Commit], profile: str | None, jobs: int,
         return {k: review_one(repo, commits[i], profile, engines[k], setup) for k in order
                 if "error" not in best.get((i, k), {})}
     for run in range(repeat):
+        if speeds is not None:
+            speeds.append(machine_seconds())
         passed = range(len(commits)) if run % 2 == 0 else reversed(range(len(commits)))
         with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads only wait: the work is in the children
             futures = {pool.submit(both, i, run): i for i in passed}
@@ -332,9 +336,11 @@ def main() -> int:
     engines = [Engine(args.python, args.engine)]
     if args.against or args.against_python:
         engines.append(Engine(args.against_python or args.python, args.against or args.engine))
-    before = machine_seconds()
-    runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines, args.setup, max(1, args.repeat))
-    print(f"machine: `{CALIBRATION}` cost {before:.3f} s CPU before the reviews, {machine_seconds():.3f} s after "
+    speeds: list[float] = []
+    runs = run_all(args.repo, commits, args.profile, max(1, args.jobs), engines, args.setup, max(1, args.repeat), speeds)
+    before = f"{speeds[0]:.3f} s CPU before the reviews" if len(speeds) == 1 else \
+        ", ".join(f"{speed:.3f} s{' CPU' if i == 0 else ''} before pass {i + 1}" for i, speed in enumerate(speeds))
+    print(f"machine: `{CALIBRATION}` cost {before}, {machine_seconds():.3f} s after "
           "(runs taken at different times compare only beside it)")
     rows = runs[0]
     print(engines[0].describe())

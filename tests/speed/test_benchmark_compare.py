@@ -89,6 +89,22 @@ def test_a_run_prints_the_machine_speed_before_and_after_its_reviews(tmp_path: P
     assert out[2].startswith("1 recent commits, CPU s: p50 ")
 
 
+def test_the_machine_speed_is_printed_before_every_pass(tmp_path: Path, monkeypatch, capsys):
+    """A slow spell can last through a pass: the speed before each says which passes ran in one."""
+    from conftest import make_repo
+
+    bench = _benchmark()
+    repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"}, {"a.py": "x = 2\n"})
+    speeds = iter([0.3, 0.2, 0.25])
+    monkeypatch.setattr(bench, "machine_seconds", lambda: next(speeds))
+    monkeypatch.setattr(sys, "argv", ["benchmark.py", "--repo", str(repo), "--rev", "pr", "--count", "1", "--jobs", "1",
+                                      "--repeat", "2"])
+    assert bench.main() == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"machine: `{bench.CALIBRATION}` cost 0.300 s CPU before pass 1, 0.200 s before pass 2, 0.250 s after "
+        "(runs taken at different times compare only beside it)")
+
+
 def test_the_machine_speed_is_the_least_cpu_of_children_running_the_fixed_loop(monkeypatch):
     bench = _benchmark()
     seen: list[list[str]] = []
