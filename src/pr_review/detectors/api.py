@@ -377,8 +377,9 @@ def _callers(review: ReviewInput, names: set[str], max_files: int = 150, keyword
 
 
 def _may_name(text: str | None, naming: re.Pattern[str]) -> bool:
-    """Whether a file's text may spell a keyword `naming` finds: an ASCII text that does not holds no such
-    identifier (the parser reads other text's identifiers NFKC-normalised: `ｐ=` passes `p`)."""
+    """Whether a file's text may spell a keyword `naming` finds. An ASCII text spells one only where `naming`
+    matches; any other text may, in characters the parser folds (it reads identifiers NFKC-normalised: `ｐ=`
+    passes `p`)."""
     return text is not None and (not text.isascii() or naming.search(text) is not None)
 
 
